@@ -1,0 +1,1 @@
+//! Deletes: deletion vectors, position deletes, equality deletes, and which apply where.

@@ -1,0 +1,1 @@
+//! Value encodings shared by every front-end: JSON Lines, CSV and Parquet.

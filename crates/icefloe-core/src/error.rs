@@ -1,0 +1,114 @@
+//! One error type for the whole reader. Every variant names the file (or table) it is about and
+//! the rule that was broken, so a front-end can show it as is.
+
+use std::fmt;
+
+/// Result alias used across the core.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong while reading a table. Never swallowed: a reader that hits one
+/// of these stops and reports it rather than returning rows that might be wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A file the metadata refers to does not exist in storage.
+    #[error("missing file {path}: {source}")]
+    NotFound {
+        path: String,
+        #[source]
+        source: object_store::Error,
+    },
+    /// Storage answered with an error other than "not found".
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: object_store::Error,
+    },
+    /// The table location could not be understood (bad URL, unknown scheme, no metadata).
+    #[error("cannot open table {location}: {reason}")]
+    Location { location: String, reason: String },
+    /// Table metadata JSON that does not follow the spec.
+    #[error("invalid table metadata {path}: {reason}")]
+    Metadata { path: String, reason: String },
+    /// `format-version` above what this reader implements (spec: readers must refuse).
+    #[error("unsupported format version {version} in {path}: this reader supports format versions 1 to 3")]
+    UnsupportedFormatVersion { path: String, version: i64 },
+    /// A type string the spec does not define.
+    #[error("unknown type {type_name:?} in {path}")]
+    UnknownType { path: String, type_name: String },
+    /// A manifest list or manifest that cannot be decoded.
+    #[error("invalid manifest {path}: {reason}")]
+    Manifest { path: String, reason: String },
+    /// A Puffin file or deletion-vector blob that fails validation (magic, length, CRC, keys).
+    #[error("invalid deletion vector in {path}: {reason}")]
+    DeletionVector { path: String, reason: String },
+    /// A delete file (position or equality) that cannot be applied.
+    #[error("invalid delete file {path}: {reason}")]
+    DeleteFile { path: String, reason: String },
+    /// A data file that cannot be read or does not match the table schema.
+    #[error("cannot read data file {path}: {reason}")]
+    DataFile { path: String, reason: String },
+    /// A snapshot, ref or timestamp that selects nothing.
+    #[error("{0}")]
+    SnapshotNotFound(String),
+    /// The caller asked for something that does not exist (a column, a ref).
+    #[error("{0}")]
+    InvalidArgument(String),
+    /// An Iceberg feature this reader does not implement; never silently ignored.
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+    /// Encoding output (JSON Lines, CSV, Parquet) failed.
+    #[error("cannot write output: {0}")]
+    Output(String),
+}
+
+impl Error {
+    /// Wraps an object-store error for `path`, keeping "not found" distinct.
+    pub fn from_store(path: impl fmt::Display, source: object_store::Error) -> Self {
+        let path = path.to_string();
+        match source {
+            object_store::Error::NotFound { .. } => Error::NotFound { path, source },
+            source => Error::Io { path, source },
+        }
+    }
+
+    /// An error about a data file.
+    pub fn data_file(path: impl fmt::Display, reason: impl fmt::Display) -> Self {
+        Error::DataFile {
+            path: path.to_string(),
+            reason: reason.to_string(),
+        }
+    }
+
+    /// An error about a deletion vector.
+    pub fn dv(path: impl fmt::Display, reason: impl fmt::Display) -> Self {
+        Error::DeletionVector {
+            path: path.to_string(),
+            reason: reason.to_string(),
+        }
+    }
+
+    /// An error about table metadata.
+    pub fn metadata(path: impl fmt::Display, reason: impl fmt::Display) -> Self {
+        Error::Metadata {
+            path: path.to_string(),
+            reason: reason.to_string(),
+        }
+    }
+
+    /// An error about a manifest or manifest list.
+    pub fn manifest(path: impl fmt::Display, reason: impl fmt::Display) -> Self {
+        Error::Manifest {
+            path: path.to_string(),
+            reason: reason.to_string(),
+        }
+    }
+
+    /// An error about a position or equality delete file.
+    pub fn delete_file(path: impl fmt::Display, reason: impl fmt::Display) -> Self {
+        Error::DeleteFile {
+            path: path.to_string(),
+            reason: reason.to_string(),
+        }
+    }
+}

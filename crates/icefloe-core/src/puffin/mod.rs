@@ -1,0 +1,1 @@
+//! Puffin files (spec: format/puffin-spec.md).

@@ -7,10 +7,27 @@
 //! equality deletes) → `scan::read` (Parquet → Arrow by field id, defaults, promotion)
 //! → `scan::lineage` (`_row_id`, `_last_updated_sequence_number`) → `encode` (JSON Lines, CSV,
 //! Parquet).
+//!
+//! ```no_run
+//! # async fn demo() -> icefloe_core::Result<()> {
+//! use futures::TryStreamExt;
+//! use icefloe_core::{Scan, SnapshotSelector, Table};
+//! let table = Table::open("/data/warehouse/db/events").await?;
+//! let scan = Scan::builder().snapshot(SnapshotSelector::Current).lineage(true).build(&table)?;
+//! let batches: Vec<_> = scan.stream().await?.try_collect().await?;
+//! # Ok(()) }
+//! ```
 
-pub mod error;
-pub mod puffin;
+pub mod cache;
 pub mod delete;
 pub mod encode;
+pub mod error;
+pub mod io;
+pub mod listing;
+pub mod scan;
+pub mod spec;
+pub mod table;
 
 pub use error::{Error, Result};
+pub use scan::{FileScanTask, Scan, ScanBuilder};
+pub use table::{SnapshotSelector, Table};

@@ -1,0 +1,96 @@
+//! `icefloe cat`: stream a snapshot's live rows as CSV, JSON Lines or Parquet.
+
+use std::io::{BufWriter, IsTerminal, Write};
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use futures::StreamExt;
+use icefloe_core::encode::csv::CsvWriter;
+use icefloe_core::encode::jsonl::JsonLinesWriter;
+use icefloe_core::encode::parquet::ParquetWriter;
+use icefloe_core::{Scan, Table};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::{Format, SnapshotArgs};
+
+/// One of the core's encoders behind one face.
+enum Encoder<W: Write + Send> {
+    Csv(CsvWriter<W>),
+    Jsonl(JsonLinesWriter<W>),
+    Parquet(ParquetWriter<W>),
+}
+
+impl<W: Write + Send> Encoder<W> {
+    fn write(&mut self, b: &arrow::record_batch::RecordBatch) -> icefloe_core::Result<()> {
+        match self {
+            Encoder::Csv(w) => w.write_batch(b),
+            Encoder::Jsonl(w) => w.write_batch(b),
+            Encoder::Parquet(w) => w.write_batch(b),
+        }
+    }
+
+    fn finish(self) -> icefloe_core::Result<W> {
+        match self {
+            Encoder::Csv(w) => w.finish(),
+            Encoder::Jsonl(w) => w.finish(),
+            Encoder::Parquet(w) => w.finish(),
+        }
+    }
+}
+
+/// Runs `icefloe cat`.
+pub async fn cat(
+    location: &str,
+    at: &SnapshotArgs,
+    format: Format,
+    lineage: bool,
+    columns: Option<Vec<String>>,
+    output: Option<&Path>,
+) -> Result<()> {
+    let table = Table::open(location).await?;
+    let mut builder = Scan::builder().snapshot(at.selector()?).lineage(lineage);
+    if let Some(c) = columns {
+        builder = builder.columns(c);
+    }
+    let scan = builder.build(&table)?;
+    let mut stream = scan.stream().await?;
+    let sink: Box<dyn Write + Send> = match output {
+        Some(p) => Box::new(
+            std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
+        ),
+        None => {
+            if format == Format::Parquet && std::io::stdout().is_terminal() {
+                anyhow::bail!("refusing to write Parquet to a terminal: use --output FILE or a pipe");
+            }
+            Box::new(std::io::stdout())
+        }
+    };
+    let w = BufWriter::with_capacity(1 << 20, sink);
+    let schema = scan.schema();
+    let mut enc = match format {
+        Format::Csv => Encoder::Csv(CsvWriter::new(w, &schema)?),
+        Format::Jsonl => Encoder::Jsonl(JsonLinesWriter::new(w)),
+        Format::Parquet => Encoder::Parquet(ParquetWriter::new(w, &schema)?),
+    };
+    let bar = (output.is_some() && std::io::stderr().is_terminal()).then(|| {
+        let b = ProgressBar::new_spinner();
+        b.set_style(
+            ProgressStyle::with_template("{spinner} {human_pos} rows  {per_sec}  {elapsed}")
+                .expect("static template"),
+        );
+        b
+    });
+    while let Some(batch) = stream.next().await {
+        let batch = batch?;
+        enc.write(&batch)?;
+        if let Some(b) = &bar {
+            b.inc(batch.num_rows() as u64);
+        }
+    }
+    let mut w = enc.finish()?;
+    w.flush().context("cannot write output")?;
+    if let Some(b) = bar {
+        b.finish();
+    }
+    Ok(())
+}

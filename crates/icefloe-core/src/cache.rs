@@ -1,0 +1,88 @@
+//! Process-wide caches of what is expensive to fetch and decode and never changes once
+//! written: table metadata files, manifest lists, manifests, resolved delete bitmaps and
+//! equality delete sets. Bounded by weight (approximate bytes), shared by all scans.
+
+use std::future::Future;
+use std::sync::{Arc, OnceLock};
+
+use moka::future::Cache;
+use roaring::RoaringTreemap;
+
+use crate::delete::equality::EqualityDeleteSet;
+use crate::spec::{ManifestEntry, ManifestFile, TableMetadata};
+
+/// Default total weight of all caches: 256 MiB.
+pub const DEFAULT_CACHE_BYTES: u64 = 256 << 20;
+
+/// The caches of one process. Keys are resolved file locations (store URL + path).
+pub struct Caches {
+    pub metadata: Cache<String, Arc<TableMetadata>>,
+    pub manifest_lists: Cache<String, Arc<Vec<ManifestFile>>>,
+    pub manifests: Cache<String, Arc<Vec<ManifestEntry>>>,
+    /// Deleted positions of a data file, keyed by data file and the delete files applied.
+    pub delete_bitmaps: Cache<String, Arc<RoaringTreemap>>,
+    pub equality_deletes: Cache<String, Arc<EqualityDeleteSet>>,
+}
+
+static GLOBAL: OnceLock<Arc<Caches>> = OnceLock::new();
+
+impl Caches {
+    /// Caches bounded to `bytes` in total: a tenth each for metadata and manifest lists, the
+    /// rest split between manifests and delete data.
+    pub fn new(bytes: u64) -> Caches {
+        let tenth = (bytes / 10).max(1 << 20);
+        let rest = (bytes.saturating_sub(2 * tenth) / 3).max(1 << 20);
+        Caches {
+            metadata: Cache::builder()
+                .max_capacity(tenth)
+                .weigher(|_, v: &Arc<TableMetadata>| weight(64 * (v.snapshots.len() + v.schemas.len() + 16)))
+                .build(),
+            manifest_lists: Cache::builder()
+                .max_capacity(tenth)
+                .weigher(|_, v: &Arc<Vec<ManifestFile>>| weight(256 * (v.len() + 1)))
+                .build(),
+            manifests: Cache::builder()
+                .max_capacity(rest)
+                .weigher(|_, v: &Arc<Vec<ManifestEntry>>| weight(512 * (v.len() + 1)))
+                .build(),
+            delete_bitmaps: Cache::builder()
+                .max_capacity(rest)
+                .weigher(|_, v: &Arc<RoaringTreemap>| weight(v.serialized_size() + 64))
+                .build(),
+            equality_deletes: Cache::builder()
+                .max_capacity(rest)
+                .weigher(|_, v: &Arc<EqualityDeleteSet>| weight(v.size_bytes() + 64))
+                .build(),
+        }
+    }
+
+    /// The process-wide caches, created on first use with `init_global`'s size or the default.
+    pub fn global() -> Arc<Caches> {
+        GLOBAL
+            .get_or_init(|| Arc::new(Caches::new(DEFAULT_CACHE_BYTES)))
+            .clone()
+    }
+
+    /// Sets the size of the process-wide caches; no effect once they exist.
+    pub fn init_global(bytes: u64) {
+        let _ = GLOBAL.set(Arc::new(Caches::new(bytes)));
+    }
+}
+
+fn weight(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// Gets `key` from `cache`, or computes and stores it. Errors are returned, never cached.
+pub async fn get_or_load<V, F>(cache: &Cache<String, Arc<V>>, key: String, load: F) -> crate::Result<Arc<V>>
+where
+    V: Send + Sync + 'static,
+    F: Future<Output = crate::Result<V>>,
+{
+    if let Some(v) = cache.get(&key).await {
+        return Ok(v);
+    }
+    let v = Arc::new(load.await?);
+    cache.insert(key, v.clone()).await;
+    Ok(v)
+}

@@ -1,0 +1,82 @@
+//! One bitmap of deleted positions per data file: its deletion vector, or the union of its
+//! position delete files. Cached, since every view of a file needs it.
+
+use std::sync::Arc;
+
+use roaring::RoaringTreemap;
+
+use crate::cache::get_or_load;
+use crate::delete::dv::decode_deletion_vector;
+use crate::delete::position::read_position_deletes;
+use crate::scan::plan::FileScanTask;
+use crate::table::Table;
+
+/// The positions deleted in the task's data file by its DV or position delete files, or `None`
+/// when neither applies. Errors: a DV that fails validation (length, magic, CRC, keys), whose
+/// cardinality differs from its manifest `record_count`, or that deletes positions past the end
+/// of the data file; unreadable delete files.
+pub async fn deleted_positions(table: &Table, task: &FileScanTask) -> crate::Result<Option<Arc<RoaringTreemap>>> {
+    let io = table.io();
+    let data_path = &task.data_file.file_path;
+    if let Some(dv) = &task.deletion_vector {
+        let f = &dv.file;
+        let shown = io.display(&io.resolve(&f.file_path));
+        let key = format!("{shown}@{:?}+{:?}", f.content_offset, f.content_size_in_bytes);
+        let bitmap = get_or_load(&table.caches().delete_bitmaps, key, async {
+            let (Some(offset), Some(len)) = (f.content_offset, f.content_size_in_bytes) else {
+                return Err(crate::Error::dv(&shown, "deletion vector without content_offset/content_size_in_bytes"));
+            };
+            if offset < 0 || len < 0 {
+                return Err(crate::Error::dv(&shown, format!("negative blob range {offset}+{len}")));
+            }
+            let blob = io.read_range(&f.file_path, offset as u64, len as u64).await?;
+            let bitmap = decode_deletion_vector(&blob, &shown)?;
+            if bitmap.len() != f.record_count as u64 {
+                return Err(crate::Error::dv(
+                    &shown,
+                    format!(
+                        "blob at offset {offset} holds {} positions but the manifest records {}",
+                        bitmap.len(),
+                        f.record_count
+                    ),
+                ));
+            }
+            Ok(bitmap)
+        })
+        .await?;
+        check_in_range(&bitmap, task, &shown)?;
+        return Ok(Some(bitmap));
+    }
+    if task.position_deletes.is_empty() {
+        return Ok(None);
+    }
+    let mut key = io.display(&io.resolve(data_path));
+    for d in &task.position_deletes {
+        key.push('|');
+        key.push_str(&d.file.file_path);
+    }
+    let bitmap = get_or_load(&table.caches().delete_bitmaps, key, async {
+        let mut out = RoaringTreemap::new();
+        for d in &task.position_deletes {
+            read_position_deletes(io, &d.file, data_path, &mut out).await?;
+        }
+        Ok(out)
+    })
+    .await?;
+    Ok(Some(bitmap))
+}
+
+fn check_in_range(bitmap: &RoaringTreemap, task: &FileScanTask, shown: &str) -> crate::Result<()> {
+    if let Some(max) = bitmap.max() {
+        if max >= task.data_file.record_count as u64 {
+            return Err(crate::Error::dv(
+                shown,
+                format!(
+                    "deletes position {max} but data file {} has {} rows",
+                    task.data_file.file_path, task.data_file.record_count
+                ),
+            ));
+        }
+    }
+    Ok(())
+}

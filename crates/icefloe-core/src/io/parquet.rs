@@ -1,0 +1,96 @@
+//! Parquet files read through `object_store` by the async Arrow reader: an
+//! `AsyncFileReader` over our store, with the footer fetched in one request when the size is
+//! known from the manifest.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use futures::FutureExt;
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt};
+use parquet::arrow::arrow_reader::ArrowReaderOptions;
+use parquet::arrow::async_reader::{AsyncFileReader, ParquetRecordBatchStreamBuilder};
+use parquet::errors::ParquetError;
+use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
+
+use super::TableIo;
+
+/// Bytes fetched from the end of a file in the first request (footer and, usually, metadata).
+const FOOTER_PREFETCH: usize = 64 * 1024;
+
+/// An `AsyncFileReader` for one file of a store.
+#[derive(Debug, Clone)]
+pub struct StoreFileReader {
+    store: Arc<dyn ObjectStore>,
+    path: Path,
+    size: u64,
+}
+
+fn to_parquet_err(e: object_store::Error) -> ParquetError {
+    ParquetError::External(Box::new(e))
+}
+
+impl AsyncFileReader for StoreFileReader {
+    fn get_bytes(&mut self, range: Range<u64>) -> BoxFuture<'_, parquet::errors::Result<Bytes>> {
+        async move { self.store.get_range(&self.path, range).await.map_err(to_parquet_err) }.boxed()
+    }
+
+    fn get_byte_ranges(&mut self, ranges: Vec<Range<u64>>) -> BoxFuture<'_, parquet::errors::Result<Vec<Bytes>>> {
+        async move {
+            self.store
+                .get_ranges(&self.path, &ranges)
+                .await
+                .map_err(to_parquet_err)
+        }
+        .boxed()
+    }
+
+    fn get_metadata<'a>(
+        &'a mut self,
+        options: Option<&'a ArrowReaderOptions>,
+    ) -> BoxFuture<'a, parquet::errors::Result<Arc<ParquetMetaData>>> {
+        async move {
+            let size = self.size;
+            let metadata = ParquetMetaDataReader::new()
+                .with_arrow_reader_options(options)
+                .with_prefetch_hint(Some(FOOTER_PREFETCH))
+                .load_and_finish(self, size)
+                .await?;
+            Ok(Arc::new(metadata))
+        }
+        .boxed()
+    }
+}
+
+/// Opens a Parquet file written at `written` (a path as recorded in a manifest) whose size is
+/// `size` bytes (from the manifest; 0 or less = ask the store). Errors name the file: missing,
+/// or not Parquet.
+pub async fn open_parquet(
+    io: &TableIo,
+    written: &str,
+    size: i64,
+) -> crate::Result<ParquetRecordBatchStreamBuilder<StoreFileReader>> {
+    let path = io.resolve(written);
+    let shown = io.display(&path);
+    let size = if size > 0 {
+        size as u64
+    } else {
+        match io.store().head(&path).await {
+            Ok(meta) => meta.size,
+            Err(e) => return Err(crate::Error::from_store(&shown, e)),
+        }
+    };
+    let reader = StoreFileReader {
+        store: io.store().clone(),
+        path,
+        size,
+    };
+    match ParquetRecordBatchStreamBuilder::new(reader).await {
+        Ok(b) => Ok(b),
+        // Tell a missing file apart from a corrupt one.
+        Err(_) if !io.exists(written).await? => Err(crate::Error::data_file(&shown, "file not found")),
+        Err(e) => Err(crate::Error::data_file(&shown, format!("not a readable Parquet file: {e}"))),
+    }
+}

@@ -1,0 +1,225 @@
+//! Object storage for one table through `object_store`, with path relocation: a table opened
+//! somewhere other than its recorded `location` still resolves its absolute file paths.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt};
+use url::Url;
+
+/// A store plus the table root it was opened at. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct TableIo {
+    store: Arc<dyn ObjectStore>,
+    /// URL of the store's root, e.g. `file:///` or `s3://bucket/`.
+    base: Url,
+    /// The table root where it was opened, as a path inside the store (no trailing slash).
+    root: String,
+    /// The table root recorded in metadata (set once metadata is read), as written.
+    recorded: Option<String>,
+}
+
+impl TableIo {
+    /// Opens storage for `location`: a local path, or a `file://`, `s3://`, `s3a://`, `gs://`,
+    /// `az://`, `abfs(s)://` URL. Cloud stores are configured from the usual environment
+    /// variables (`AWS_*`, `GOOGLE_*`, `AZURE_*`). Returns the store and the path of
+    /// `location` inside it.
+    pub fn open(location: &str) -> crate::Result<(TableIo, String)> {
+        let err = |r: String| crate::Error::Location {
+            location: location.to_string(),
+            reason: r,
+        };
+        let url = to_url(location).map_err(err)?;
+        let (store, base): (Arc<dyn ObjectStore>, Url) = match url.scheme() {
+            "file" => (
+                Arc::new(object_store::local::LocalFileSystem::new()),
+                Url::parse("file:///").expect("static URL"),
+            ),
+            #[cfg(feature = "cloud")]
+            "s3" | "s3a" | "gs" | "az" | "abfs" | "abfss" | "adl" | "azure" => {
+                let mut u = url.clone();
+                if u.scheme() == "s3a" {
+                    u = Url::parse(&url.as_str().replacen("s3a://", "s3://", 1)).map_err(|e| err(e.to_string()))?;
+                }
+                let opts: Vec<(String, String)> = std::env::vars()
+                    .filter(|(k, _)| k.starts_with("AWS_") || k.starts_with("GOOGLE_") || k.starts_with("AZURE_"))
+                    .map(|(k, v)| (k.to_ascii_lowercase(), v))
+                    .collect();
+                let (store, _) = object_store::parse_url_opts(&u, opts).map_err(|e| err(e.to_string()))?;
+                let mut base = u.clone();
+                base.set_path("/");
+                (Arc::from(store), base)
+            }
+            s => return Err(err(format!("unsupported storage scheme {s}://"))),
+        };
+        let path = url_path(&url);
+        Ok((
+            TableIo {
+                store,
+                base,
+                root: path.clone(),
+                recorded: None,
+            },
+            path,
+        ))
+    }
+
+    /// Sets the table root: `root` is where the table was opened (a path in this store), and
+    /// `recorded` the `location` written in its metadata. Paths under `recorded` are then read
+    /// under `root`.
+    pub fn with_roots(mut self, root: &str, recorded: &str) -> TableIo {
+        self.root = root.trim_end_matches('/').to_string();
+        self.recorded = Some(recorded.trim_end_matches('/').to_string());
+        self
+    }
+
+    /// The underlying store (for the Parquet async reader).
+    pub fn store(&self) -> &Arc<dyn ObjectStore> {
+        &self.store
+    }
+
+    /// The table root as opened, inside the store.
+    pub fn root(&self) -> &str {
+        &self.root
+    }
+
+    /// Maps a path written in table metadata to a path in this store. Paths under the recorded
+    /// location are relocated under the opened root; other absolute paths and URLs on the same
+    /// store are used as they are.
+    pub fn resolve(&self, written: &str) -> Path {
+        if let Some(rec) = &self.recorded {
+            for candidate in equivalent_prefixes(rec) {
+                if let Some(rest) = written.strip_prefix(&candidate) {
+                    if rest.is_empty() || rest.starts_with('/') {
+                        return Path::from(format!("{}{}", self.root, rest).trim_start_matches('/'));
+                    }
+                }
+            }
+        }
+        match Url::parse(written) {
+            Ok(u) if u.scheme().len() > 1 => Path::from(url_path(&u).trim_start_matches('/')),
+            _ => Path::from(written.trim_start_matches('/')),
+        }
+    }
+
+    /// A display form of a resolved path, for messages.
+    pub fn display(&self, p: &Path) -> String {
+        format!("{}{}", self.base, p)
+    }
+
+    /// Reads a whole file. Errors name the file; a missing file is `Error::NotFound`.
+    pub async fn read(&self, written: &str) -> crate::Result<Bytes> {
+        let p = self.resolve(written);
+        let r = self
+            .store
+            .get(&p)
+            .await
+            .map_err(|e| crate::Error::from_store(self.display(&p), e))?;
+        r.bytes()
+            .await
+            .map_err(|e| crate::Error::from_store(self.display(&p), e))
+    }
+
+    /// Reads `len` bytes at `offset` of a file. Fails if the file is shorter.
+    pub async fn read_range(&self, written: &str, offset: u64, len: u64) -> crate::Result<Bytes> {
+        let p = self.resolve(written);
+        let b = self
+            .store
+            .get_range(&p, offset..offset + len)
+            .await
+            .map_err(|e| crate::Error::from_store(self.display(&p), e))?;
+        if b.len() as u64 != len {
+            return Err(crate::Error::Io {
+                path: self.display(&p),
+                source: object_store::Error::Generic {
+                    store: "range",
+                    source: format!("read {} bytes at {offset}, wanted {len}", b.len()).into(),
+                },
+            });
+        }
+        Ok(b)
+    }
+
+    /// Lists file names directly under a directory of the store (for metadata resolution).
+    pub async fn list_dir(&self, dir: &str) -> crate::Result<Vec<String>> {
+        let prefix = Path::from(dir.trim_start_matches('/'));
+        let listing = self
+            .store
+            .list_with_delimiter(Some(&prefix))
+            .await
+            .map_err(|e| crate::Error::from_store(self.display(&prefix), e))?;
+        Ok(listing
+            .objects
+            .into_iter()
+            .filter_map(|o| o.location.filename().map(str::to_string))
+            .collect())
+    }
+
+    /// Whether a file exists.
+    pub async fn exists(&self, written: &str) -> crate::Result<bool> {
+        let p = self.resolve(written);
+        match self.store.head(&p).await {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::NotFound { .. }) => Ok(false),
+            Err(e) => Err(crate::Error::from_store(self.display(&p), e)),
+        }
+    }
+}
+
+/// The forms a recorded location may be written in: `/x`, `file:/x`, `file:///x`.
+fn equivalent_prefixes(rec: &str) -> Vec<String> {
+    let mut out = vec![rec.to_string()];
+    if let Some(p) = rec.strip_prefix("file://") {
+        out.push(p.to_string());
+        out.push(format!("file:{p}"));
+    } else if let Some(p) = rec.strip_prefix("file:") {
+        out.push(p.to_string());
+        out.push(format!("file://{p}"));
+    } else if rec.starts_with('/') {
+        out.push(format!("file:{rec}"));
+        out.push(format!("file://{rec}"));
+    }
+    out
+}
+
+fn to_url(location: &str) -> Result<Url, String> {
+    match Url::parse(location) {
+        Ok(u) if u.scheme().len() > 1 => Ok(u),
+        _ => {
+            let p = std::path::Path::new(location);
+            let abs = if p.is_absolute() {
+                p.to_path_buf()
+            } else {
+                std::env::current_dir().map_err(|e| e.to_string())?.join(p)
+            };
+            let abs = std::fs::canonicalize(&abs).unwrap_or(abs);
+            Url::from_file_path(&abs).map_err(|_| format!("not a usable path: {}", abs.display()))
+        }
+    }
+}
+
+/// The path part of a URL, percent-decoded, without trailing slash.
+fn url_path(u: &Url) -> String {
+    let p = u.path();
+    let decoded = percent_decode(p);
+    decoded.trim_end_matches('/').to_string()
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() + 0 && i + 2 <= b.len() - 1 {
+            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}

@@ -1,0 +1,132 @@
+//! Tabular descriptions of a table, shared by the CLI (`icefloe snapshots`, `files`) and the
+//! FUSE mount (`snapshots.csv`), so both print the same thing.
+
+use std::fmt::Write as _;
+
+use crate::spec::TableMetadata;
+
+/// A small table of text: a header and rows of the same width.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listing {
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+impl Listing {
+    /// RFC 4180 CSV with a header line; fields quoted only when needed; `\n` line ends.
+    pub fn to_csv(&self) -> String {
+        let mut out = String::new();
+        for row in std::iter::once(&self.header).chain(&self.rows) {
+            for (i, f) in row.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                if f.contains([',', '"', '\n', '\r']) {
+                    out.push('"');
+                    out.push_str(&f.replace('"', "\"\""));
+                    out.push('"');
+                } else {
+                    out.push_str(f);
+                }
+            }
+            out.push('\n');
+        }
+        out
+    }
+
+    /// Columns aligned with spaces, for people.
+    pub fn to_text(&self) -> String {
+        let mut widths: Vec<usize> = self.header.iter().map(|h| h.chars().count()).collect();
+        for row in &self.rows {
+            for (w, f) in widths.iter_mut().zip(row) {
+                *w = (*w).max(f.chars().count());
+            }
+        }
+        let mut out = String::new();
+        for row in std::iter::once(&self.header).chain(&self.rows) {
+            let mut line = String::new();
+            for (i, (f, w)) in row.iter().zip(&widths).enumerate() {
+                if i + 1 == row.len() {
+                    line.push_str(f);
+                } else {
+                    let _ = write!(line, "{f:<w$}  ");
+                }
+            }
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+        out
+    }
+}
+
+/// Milliseconds since the epoch as `YYYY-MM-DDTHH:MM:SS.fffZ`.
+pub fn format_timestamp_ms(ms: i64) -> String {
+    chrono::DateTime::<chrono::Utc>::from_timestamp_millis(ms)
+        .map(|d| d.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
+        .unwrap_or_else(|| ms.to_string())
+}
+
+/// One row per snapshot, oldest first: id, parent, sequence number, timestamp, operation,
+/// refs, and the row counts from its summary.
+pub fn snapshots(m: &TableMetadata) -> Listing {
+    let header = [
+        "snapshot_id",
+        "parent_id",
+        "sequence_number",
+        "timestamp",
+        "operation",
+        "refs",
+        "schema_id",
+        "first_row_id",
+        "added_records",
+        "deleted_records",
+        "added_position_deletes",
+        "added_equality_deletes",
+        "total_records",
+    ];
+    let mut snaps: Vec<_> = m.snapshots.iter().collect();
+    snaps.sort_by_key(|s| (s.sequence_number, s.timestamp_ms));
+    let opt = |v: Option<i64>| v.map(|v| v.to_string()).unwrap_or_default();
+    let rows = snaps
+        .iter()
+        .map(|s| {
+            let sum = |k: &str| s.summary.get(k).cloned().unwrap_or_else(|| "0".into());
+            let mut refs = m.refs_of(s.snapshot_id);
+            refs.sort_unstable();
+            vec![
+                s.snapshot_id.to_string(),
+                opt(s.parent_snapshot_id),
+                s.sequence_number.to_string(),
+                format_timestamp_ms(s.timestamp_ms),
+                s.operation().to_string(),
+                refs.join(";"),
+                opt(s.schema_id.map(i64::from)),
+                opt(s.first_row_id),
+                sum("added-records"),
+                sum("deleted-records"),
+                sum("added-position-deletes"),
+                sum("added-equality-deletes"),
+                s.summary.get("total-records").cloned().unwrap_or_default(),
+            ]
+        })
+        .collect();
+    Listing {
+        header: header.iter().map(|h| h.to_string()).collect(),
+        rows,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_quotes_only_when_needed() {
+        let l = Listing {
+            header: vec!["a".into(), "b".into()],
+            rows: vec![vec!["x,y".into(), "say \"hi\"".into()], vec!["1".into(), String::new()]],
+        };
+        assert_eq!(l.to_csv(), "a,b\n\"x,y\",\"say \"\"hi\"\"\"\n1,\n");
+        assert_eq!(l.to_text(), "a    b\nx,y  say \"hi\"\n1\n");
+    }
+}

@@ -1,1 +1,0 @@
-//! Puffin files (spec: format/puffin-spec.md).

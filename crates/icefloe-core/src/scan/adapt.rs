@@ -1,0 +1,240 @@
+//! Schema evolution at read time (spec: "Schema Evolution", "Column Projection"): a column of a
+//! data file, found by field id (or through the name mapping for files without ids), is
+//! reshaped to the type the reading schema gives it: type promotion, nested fields added
+//! (filled with `initial-default` or null), removed, renamed or reordered.
+
+use std::sync::Arc;
+
+use arrow::array::{
+    new_null_array, Array, ArrayRef, BinaryArray, BooleanArray, Date32Array, Decimal128Array,
+    FixedSizeBinaryArray, Float32Array, Float64Array, Int32Array, Int64Array, ListArray,
+    MapArray, StringArray, StructArray, Time64MicrosecondArray, TimestampMicrosecondArray,
+    TimestampNanosecondArray, UInt32Array,
+};
+use arrow::buffer::OffsetBuffer;
+use arrow::compute::{cast, take};
+use arrow::datatypes::{DataType, Field, FieldRef, Fields};
+
+use super::arrow_schema::{field_id, field_to_arrow, primitive_to_arrow, type_to_arrow};
+use crate::spec::name_mapping::{lookup, MappedField};
+use crate::spec::{Literal, NestedField, PrimitiveType, Type};
+
+/// Where to find a table field among a file's fields: by field id, or by name through the
+/// name mapping when the file carries no ids.
+pub fn find_field(file_fields: &Fields, id: i32, mapping: Option<&[MappedField]>) -> Option<usize> {
+    if let Some(i) = file_fields.iter().position(|f| field_id(f) == Some(id)) {
+        return Some(i);
+    }
+    let has_ids = file_fields.iter().any(|f| field_id(f).is_some());
+    match (has_ids, mapping) {
+        (false, Some(m)) => file_fields.iter().position(|f| {
+            lookup(m, f.name()).and_then(|mf| mf.field_id) == Some(id)
+        }),
+        _ => None,
+    }
+}
+
+/// The mapped children of a file field, for descending into nested types.
+pub fn mapped_children<'a>(mapping: Option<&'a [MappedField]>, file_field: &Field) -> Option<&'a [MappedField]> {
+    mapping
+        .and_then(|m| lookup(m, file_field.name()))
+        .map(|mf| mf.fields.as_slice())
+}
+
+/// Reshapes `arr` (a file column) to `target`'s type. `path` names the data file for errors.
+pub fn adapt(arr: &ArrayRef, ty: &Type, mapping: Option<&[MappedField]>, path: &str) -> crate::Result<ArrayRef> {
+    let err = |r: String| crate::Error::data_file(path, r);
+    match ty {
+        Type::Primitive(PrimitiveType::Unknown) => Ok(new_null_array(&DataType::Null, arr.len())),
+        Type::Primitive(PrimitiveType::Variant) => variant_to_json(arr, path),
+        Type::Primitive(p) => {
+            let target = primitive_to_arrow(p);
+            if arr.data_type() == &target {
+                Ok(arr.clone())
+            } else {
+                cast(arr, &target).map_err(|e| {
+                    err(format!("cannot read {} as {p}: {e}", arr.data_type()))
+                })
+            }
+        }
+        Type::Struct(st) => {
+            let s = arr
+                .as_any()
+                .downcast_ref::<StructArray>()
+                .ok_or_else(|| err(format!("expected a struct, found {}", arr.data_type())))?;
+            let file_fields = s.fields().clone();
+            let mut fields = Vec::with_capacity(st.fields.len());
+            let mut children = Vec::with_capacity(st.fields.len());
+            for f in &st.fields {
+                let child = match find_field(&file_fields, f.id, mapping) {
+                    Some(i) => adapt(
+                        s.column(i),
+                        &f.field_type,
+                        mapped_children(mapping, &file_fields[i]),
+                        path,
+                    )?,
+                    None => missing_column(f, s.len(), path)?,
+                };
+                fields.push(Arc::new(field_to_arrow(f)));
+                children.push(child);
+            }
+            Ok(Arc::new(
+                StructArray::try_new(Fields::from(fields), children, s.nulls().cloned())
+                    .map_err(|e| err(e.to_string()))?,
+            ))
+        }
+        Type::List(l) => {
+            let arr = if matches!(arr.data_type(), DataType::List(_)) {
+                arr.clone()
+            } else {
+                let DataType::LargeList(f) = arr.data_type() else {
+                    return Err(err(format!("expected a list, found {}", arr.data_type())));
+                };
+                cast(arr, &DataType::List(f.clone())).map_err(|e| err(e.to_string()))?
+            };
+            let list = arr.as_any().downcast_ref::<ListArray>().expect("checked list");
+            let elem_map = mapping.and_then(|m| lookup(m, "element")).map(|m| m.fields.as_slice());
+            let values = adapt(list.values(), &l.element, elem_map.or(mapping), path)?;
+            let DataType::List(target_field) = type_to_arrow(ty) else { unreachable!() };
+            Ok(Arc::new(
+                ListArray::try_new(target_field, list.offsets().clone(), values, list.nulls().cloned())
+                    .map_err(|e| err(e.to_string()))?,
+            ))
+        }
+        Type::Map(m) => {
+            let map = arr
+                .as_any()
+                .downcast_ref::<MapArray>()
+                .ok_or_else(|| err(format!("expected a map, found {}", arr.data_type())))?;
+            let sub = |name: &str| mapping.and_then(|mm| lookup(mm, name)).map(|x| x.fields.as_slice());
+            let keys = adapt(map.keys(), &m.key, sub("key"), path)?;
+            let values = adapt(map.values(), &m.value, sub("value"), path)?;
+            let DataType::Map(entries_field, _) = type_to_arrow(ty) else { unreachable!() };
+            let DataType::Struct(entry_fields) = entries_field.data_type() else { unreachable!() };
+            let entries = StructArray::try_new(entry_fields.clone(), vec![keys, values], None)
+                .map_err(|e| err(e.to_string()))?;
+            Ok(Arc::new(
+                MapArray::try_new(entries_field.clone(), map.offsets().clone(), entries, map.nulls().cloned(), false)
+                    .map_err(|e| err(e.to_string()))?,
+            ))
+        }
+    }
+}
+
+/// A column the file does not have: its `initial-default` repeated, or nulls. A required
+/// field without a default cannot be read from such a file.
+pub fn missing_column(f: &NestedField, len: usize, path: &str) -> crate::Result<ArrayRef> {
+    match &f.initial_default {
+        Some(lit) => {
+            let one = literal_array(lit, &f.field_type).map_err(|r| {
+                crate::Error::data_file(path, format!("initial-default of {}: {r}", f.name))
+            })?;
+            repeat(&one, len).map_err(|e| crate::Error::data_file(path, e))
+        }
+        None if f.required => Err(crate::Error::data_file(
+            path,
+            format!(
+                "required field {} (id {}) is missing from the file and has no initial-default",
+                f.name, f.id
+            ),
+        )),
+        None => Ok(new_null_array(&type_to_arrow(&f.field_type), len)),
+    }
+}
+
+fn repeat(one: &ArrayRef, len: usize) -> Result<ArrayRef, String> {
+    let idx = UInt32Array::from(vec![0u32; len]);
+    take(one, &idx, None).map_err(|e| e.to_string())
+}
+
+/// A one-row array holding `lit` as type `ty`.
+pub fn literal_array(lit: &Literal, ty: &Type) -> Result<ArrayRef, String> {
+    let dt = type_to_arrow(ty);
+    let bad = || format!("value {lit:?} does not fit {ty}");
+    let arr: ArrayRef = match (lit, ty) {
+        (Literal::Boolean(b), _) => Arc::new(BooleanArray::from(vec![*b])),
+        (Literal::Int(v), _) => Arc::new(Int32Array::from(vec![*v])),
+        (Literal::Long(v), _) => Arc::new(Int64Array::from(vec![*v])),
+        (Literal::Float(v), _) => Arc::new(Float32Array::from(vec![*v])),
+        (Literal::Double(v), _) => Arc::new(Float64Array::from(vec![*v])),
+        (Literal::Decimal(v), Type::Primitive(PrimitiveType::Decimal { precision, scale })) => Arc::new(
+            Decimal128Array::from(vec![*v])
+                .with_precision_and_scale(*precision as u8, *scale as i8)
+                .map_err(|e| e.to_string())?,
+        ),
+        (Literal::Date(v), _) => Arc::new(Date32Array::from(vec![*v])),
+        (Literal::Time(v), _) => Arc::new(Time64MicrosecondArray::from(vec![*v])),
+        (Literal::Timestamp(v), Type::Primitive(PrimitiveType::TimestampNs | PrimitiveType::TimestamptzNs)) => {
+            cast(&TimestampNanosecondArray::from(vec![*v]), &dt).map_err(|e| e.to_string())?
+        }
+        (Literal::Timestamp(v), _) => {
+            cast(&TimestampMicrosecondArray::from(vec![*v]), &dt).map_err(|e| e.to_string())?
+        }
+        (Literal::String(s), _) => Arc::new(StringArray::from(vec![s.as_str()])),
+        (Literal::Uuid(u), _) => Arc::new(
+            FixedSizeBinaryArray::try_from_iter(std::iter::once(u.as_slice())).map_err(|e| e.to_string())?,
+        ),
+        (Literal::Binary(b), Type::Primitive(PrimitiveType::Fixed(_))) => Arc::new(
+            FixedSizeBinaryArray::try_from_iter(std::iter::once(b.as_slice())).map_err(|e| e.to_string())?,
+        ),
+        (Literal::Binary(b), _) => Arc::new(BinaryArray::from(vec![b.as_slice()])),
+        (Literal::Struct(values), Type::Struct(st)) => {
+            let mut fields = Vec::new();
+            let mut children = Vec::new();
+            for f in &st.fields {
+                let v = values.iter().find(|(id, _)| *id == f.id).and_then(|(_, v)| v.as_ref());
+                children.push(match v {
+                    Some(v) => literal_array(v, &f.field_type)?,
+                    None => new_null_array(&type_to_arrow(&f.field_type), 1),
+                });
+                fields.push(Arc::new(field_to_arrow(f)) as FieldRef);
+            }
+            Arc::new(StructArray::try_new(Fields::from(fields), children, None).map_err(|e| e.to_string())?)
+        }
+        (Literal::List(items), Type::List(l)) => {
+            let parts = items
+                .iter()
+                .map(|i| match i {
+                    Some(v) => literal_array(v, &l.element),
+                    None => Ok(new_null_array(&type_to_arrow(&l.element), 1)),
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let refs: Vec<&dyn Array> = parts.iter().map(|a| a.as_ref()).collect();
+            let values = if refs.is_empty() {
+                new_null_array(&type_to_arrow(&l.element), 0)
+            } else {
+                arrow::compute::concat(&refs).map_err(|e| e.to_string())?
+            };
+            let DataType::List(f) = dt.clone() else { return Err(bad()) };
+            Arc::new(
+                ListArray::try_new(f, OffsetBuffer::from_lengths([values.len()]), values, None)
+                    .map_err(|e| e.to_string())?,
+            )
+        }
+        _ => return Err(bad()),
+    };
+    if arr.data_type() != &dt {
+        return cast(&arr, &dt).map_err(|e| e.to_string());
+    }
+    Ok(arr)
+}
+
+/// Renders a Parquet variant group (`metadata`, `value` binaries) as JSON text.
+fn variant_to_json(arr: &ArrayRef, path: &str) -> crate::Result<ArrayRef> {
+    let err = |r: String| crate::Error::data_file(path, r);
+    let s = arr
+        .as_any()
+        .downcast_ref::<StructArray>()
+        .ok_or_else(|| err(format!("variant column is {}, not a metadata/value group", arr.data_type())))?;
+    let child = |name: &str| -> crate::Result<BinaryArray> {
+        let c = s
+            .column_by_name(name)
+            .ok_or_else(|| err(format!("variant column has no {name} field (shredded variants are not supported)")))?;
+        let c = cast(c, &DataType::Binary).map_err(|e| err(e.to_string()))?;
+        Ok(c.as_any().downcast_ref::<BinaryArray>().expect("cast to binary").clone())
+    };
+    let (metadata, value) = (child("metadata")?, child("value")?);
+    let out = crate::encode::variant::variant_array_to_json(&metadata, &value, s.nulls())
+        .map_err(|e| err(format!("variant: {e}")))?;
+    Ok(Arc::new(out))
+}

@@ -1,0 +1,154 @@
+//! Scan planning (spec: "Scan Planning"): a snapshot's manifests → one task per live data
+//! file, with the delete files that apply to it by the spec's sequence-number and partition
+//! rules.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use futures::{StreamExt, TryStreamExt};
+
+use crate::cache::get_or_load;
+use crate::delete::index::DeleteIndex;
+use crate::spec::manifest::read_manifest;
+use crate::spec::{
+    DataContent, DataFile, EntryStatus, FileFormat, ManifestEntry, ManifestFile, PartitionSpec,
+    PrimitiveType, Snapshot, Transform, Type,
+};
+use crate::table::Table;
+
+/// How many manifests are fetched and decoded at once.
+const MANIFEST_CONCURRENCY: usize = 8;
+
+/// A delete file with the data sequence number it applies with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeleteFileRef {
+    pub file: Arc<DataFile>,
+    pub sequence_number: i64,
+}
+
+/// One data file to read, with everything needed to read it as of the snapshot.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileScanTask {
+    pub data_file: Arc<DataFile>,
+    /// The data file's data sequence number (inherited `_last_updated_sequence_number`).
+    pub sequence_number: i64,
+    /// First `_row_id` of the file; `None` before the table had row ids.
+    pub first_row_id: Option<i64>,
+    /// The deletion vector that applies, if any (then `position_deletes` is empty).
+    pub deletion_vector: Option<DeleteFileRef>,
+    /// V2 position delete files that apply.
+    pub position_deletes: Vec<DeleteFileRef>,
+    /// Equality delete files that apply.
+    pub equality_deletes: Vec<DeleteFileRef>,
+}
+
+impl FileScanTask {
+    /// Whether any delete applies to this file.
+    pub fn has_deletes(&self) -> bool {
+        self.deletion_vector.is_some()
+            || !self.position_deletes.is_empty()
+            || !self.equality_deletes.is_empty()
+    }
+}
+
+/// The result type of a partition field (spec: "Partition Transforms").
+pub fn partition_field_type(transform: &Transform, source: Option<&Type>) -> PrimitiveType {
+    let src = source.and_then(Type::as_primitive).cloned();
+    match transform {
+        Transform::Bucket(_) | Transform::Year | Transform::Month | Transform::Hour => PrimitiveType::Int,
+        Transform::Day => PrimitiveType::Date,
+        _ => src.unwrap_or(PrimitiveType::String),
+    }
+}
+
+/// Partition field types of a spec, resolving source ids through every schema of the table.
+pub fn partition_types(table: &Table, spec: &PartitionSpec) -> Vec<PrimitiveType> {
+    let m = table.metadata();
+    let mut by_id: HashMap<i32, Type> = HashMap::new();
+    for s in m.schemas.iter().rev() {
+        by_id.extend(s.types_by_id());
+    }
+    by_id.extend(m.current_schema().types_by_id());
+    spec.fields
+        .iter()
+        .map(|f| partition_field_type(&f.transform, by_id.get(&f.source_id)))
+        .collect()
+}
+
+/// Reads one manifest (cached), with inheritance from its manifest list entry applied.
+pub async fn load_manifest(table: &Table, mf: &ManifestFile) -> crate::Result<Arc<Vec<ManifestEntry>>> {
+    let io = table.io();
+    let key = format!(
+        "{}#{}#{:?}#{}",
+        io.display(&io.resolve(&mf.manifest_path)),
+        mf.sequence_number,
+        mf.first_row_id,
+        mf.added_snapshot_id
+    );
+    get_or_load(&table.caches().manifests, key.clone(), async {
+        let spec = table
+            .metadata()
+            .partition_spec(mf.partition_spec_id)
+            .ok_or_else(|| {
+                crate::Error::manifest(
+                    &key,
+                    format!("partition spec {} is not in the table metadata", mf.partition_spec_id),
+                )
+            })?;
+        let types = partition_types(table, spec);
+        let bytes = io.read(&mf.manifest_path).await?;
+        read_manifest(&bytes, &io.display(&io.resolve(&mf.manifest_path)), mf, &types)
+    })
+    .await
+}
+
+/// All live (added or existing) entries of a snapshot: data files and delete files.
+pub async fn live_entries(table: &Table, snapshot: &Snapshot) -> crate::Result<Vec<ManifestEntry>> {
+    let list = table.manifest_list(snapshot).await?;
+    let manifests: Vec<Arc<Vec<ManifestEntry>>> = futures::stream::iter(list.iter())
+        .map(|mf| load_manifest(table, mf))
+        .buffered(MANIFEST_CONCURRENCY)
+        .try_collect()
+        .await?;
+    Ok(manifests
+        .iter()
+        .flat_map(|m| m.iter())
+        .filter(|e| e.status != EntryStatus::Deleted)
+        .cloned()
+        .collect())
+}
+
+/// Plans a snapshot: one task per live data file, in manifest order, each with its deletes.
+/// Errors: unreadable manifests, or a data file format this reader cannot read.
+pub async fn plan_files(table: &Table, snapshot: &Snapshot) -> crate::Result<Vec<FileScanTask>> {
+    let entries = live_entries(table, snapshot).await?;
+    let mut data = Vec::new();
+    let mut deletes = Vec::new();
+    for e in entries {
+        match e.data_file.content {
+            DataContent::Data => data.push(e),
+            _ => deletes.push(e),
+        }
+    }
+    let index = DeleteIndex::new(table.metadata(), deletes);
+    data.into_iter()
+        .map(|e| {
+            if e.data_file.file_format != FileFormat::Parquet {
+                return Err(crate::Error::Unsupported(format!(
+                    "data file {} is {:?}; only Parquet data files are read",
+                    e.data_file.file_path, e.data_file.file_format
+                )));
+            }
+            let df = Arc::new(e.data_file);
+            let applicable = index.for_data_file(&df, e.sequence_number);
+            Ok(FileScanTask {
+                first_row_id: df.first_row_id,
+                sequence_number: e.sequence_number,
+                deletion_vector: applicable.deletion_vector,
+                position_deletes: applicable.position_deletes,
+                equality_deletes: applicable.equality_deletes,
+                data_file: df,
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,323 @@
+//! Reading one file scan task: Parquet row groups → Arrow batches in the reading schema, with
+//! deleted positions skipped (deletion vector or position deletes, as a Parquet row selection),
+//! equality-deleted rows filtered, and lineage columns added.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, BooleanArray, Int64Array};
+use arrow::compute::{cast, filter_record_batch};
+use arrow::datatypes::SchemaRef;
+use arrow::record_batch::{RecordBatch, RecordBatchOptions};
+use futures::StreamExt;
+use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
+use parquet::arrow::async_reader::ParquetRecordBatchStream;
+use parquet::arrow::ProjectionMask;
+use roaring::RoaringTreemap;
+
+use super::adapt::{adapt, find_field, missing_column};
+use super::arrow_schema::{LAST_UPDATED_SEQ_FIELD_ID, ROW_ID_FIELD_ID};
+use super::lineage::{last_updated, row_ids};
+use super::plan::FileScanTask;
+use crate::cache::get_or_load;
+use crate::delete::equality::{read_equality_deletes, EqualityDeleteSet};
+use crate::delete::resolved::deleted_positions;
+use crate::io::parquet::{open_parquet, StoreFileReader};
+use crate::spec::name_mapping::{MappedField, NameMapping};
+use crate::spec::{NestedField, Type};
+use crate::table::Table;
+
+/// Rows per Arrow batch.
+pub const DEFAULT_BATCH_SIZE: usize = 8192;
+
+/// What every task of a scan reads: the projected fields and the output schema.
+#[derive(Debug)]
+pub struct ReadContext {
+    /// Projected top-level fields, in output order.
+    pub fields: Vec<NestedField>,
+    /// Whether `_row_id` and `_last_updated_sequence_number` come first.
+    pub lineage: bool,
+    /// The output schema (see `arrow_schema::scan_schema`).
+    pub schema: SchemaRef,
+    /// Top-level fields of every schema of the table by id (equality delete columns may have
+    /// been dropped from the reading schema).
+    pub fields_by_id: HashMap<i32, NestedField>,
+    /// Types of every field id in the table.
+    pub types_by_id: HashMap<i32, Type>,
+    /// `schema.name-mapping.default`, for files without field ids.
+    pub name_mapping: Option<NameMapping>,
+    pub batch_size: usize,
+}
+
+/// Reads one task batch by batch.
+pub struct TaskReader {
+    stream: Option<ParquetRecordBatchStream<StoreFileReader>>,
+    ctx: Arc<ReadContext>,
+    task: FileScanTask,
+    path: String,
+    /// Column index in the read batch of each needed field id.
+    columns: HashMap<i32, usize>,
+    equality: Vec<Arc<EqualityDeleteSet>>,
+    cursor: PositionCursor,
+}
+
+impl TaskReader {
+    /// Prepares reading `task`: resolves its deletes (cached) and opens the data file.
+    /// Errors: missing or corrupt data file, delete files or deletion vector; a data file
+    /// whose row count differs from its manifest entry.
+    pub async fn open(table: &Table, task: FileScanTask, ctx: Arc<ReadContext>) -> crate::Result<TaskReader> {
+        let io = table.io();
+        let path = io.display(&io.resolve(&task.data_file.file_path));
+        let deleted = deleted_positions(table, &task).await?;
+        let mut equality = Vec::new();
+        for d in &task.equality_deletes {
+            let key = io.display(&io.resolve(&d.file.file_path));
+            equality.push(
+                get_or_load(&table.caches().equality_deletes, key, async {
+                    read_equality_deletes(io, &d.file, &ctx.types_by_id).await
+                })
+                .await?,
+            );
+        }
+        let builder = open_parquet(io, &task.data_file.file_path, task.data_file.file_size_in_bytes).await?;
+        let num_rows = builder.metadata().file_metadata().num_rows() as u64;
+        if num_rows != task.data_file.record_count as u64 {
+            return Err(crate::Error::data_file(
+                &path,
+                format!("has {num_rows} rows but its manifest entry records {}", task.data_file.record_count),
+            ));
+        }
+        let runs = kept_runs(deleted.as_deref(), num_rows);
+        let file_fields = builder.schema().fields().clone();
+        let mapping = ctx.name_mapping.as_ref().map(|m| m.fields.as_slice());
+
+        let mut needed: Vec<i32> = ctx.fields.iter().map(|f| f.id).collect();
+        for set in &equality {
+            needed.extend(&set.equality_ids);
+        }
+        if ctx.lineage {
+            needed.extend([ROW_ID_FIELD_ID, LAST_UPDATED_SEQ_FIELD_ID]);
+        }
+        let mut roots: Vec<(i32, usize)> = needed
+            .iter()
+            .filter_map(|id| find_field(&file_fields, *id, mapping).map(|i| (*id, i)))
+            .collect();
+        roots.sort_by_key(|(_, i)| *i);
+        let mut indices: Vec<usize> = roots.iter().map(|(_, i)| *i).collect();
+        indices.dedup();
+        let columns = roots
+            .iter()
+            .map(|(id, i)| (*id, indices.iter().position(|x| x == i).expect("index kept")))
+            .collect();
+
+        let mut reader = TaskReader {
+            stream: None,
+            ctx: ctx.clone(),
+            path: path.clone(),
+            columns,
+            equality,
+            cursor: PositionCursor::new(runs.clone()),
+            task,
+        };
+        if runs.is_empty() {
+            return Ok(reader); // every row is deleted
+        }
+        let mask = ProjectionMask::roots(builder.parquet_schema(), indices);
+        let mut builder = builder.with_projection(mask).with_batch_size(ctx.batch_size);
+        if deleted.is_some_and(|d| !d.is_empty()) {
+            builder = builder.with_row_selection(selection(&runs, num_rows));
+        }
+        reader.stream = Some(
+            builder
+                .build()
+                .map_err(|e| crate::Error::data_file(&path, e.to_string()))?,
+        );
+        Ok(reader)
+    }
+
+    /// The next batch of live rows, or `None` at the end of the file.
+    pub async fn next_batch(&mut self) -> crate::Result<Option<RecordBatch>> {
+        loop {
+            let Some(stream) = self.stream.as_mut() else {
+                return Ok(None);
+            };
+            let Some(batch) = stream.next().await else {
+                self.stream = None;
+                return Ok(None);
+            };
+            let batch = batch.map_err(|e| crate::Error::data_file(&self.path, e.to_string()))?;
+            let out = self.convert(&batch)?;
+            if out.num_rows() > 0 {
+                return Ok(Some(out));
+            }
+        }
+    }
+
+    fn column(&self, batch: &RecordBatch, f: &NestedField) -> crate::Result<ArrayRef> {
+        let mapping = self.ctx.name_mapping.as_ref().map(|m| m.fields.as_slice());
+        match self.columns.get(&f.id) {
+            Some(i) => {
+                let children = mapping.and_then(|m| child_mapping(m, f.id));
+                let col = batch.column(*i);
+                adapt(col, &f.field_type, children, &self.path)
+            }
+            None => missing_column(f, batch.num_rows(), &self.path),
+        }
+    }
+
+    fn convert(&mut self, batch: &RecordBatch) -> crate::Result<RecordBatch> {
+        let n = batch.num_rows();
+        let positions = if self.ctx.lineage { self.cursor.take(n) } else { Vec::new() };
+        let keep = self.equality_keep(batch)?;
+        let mut cols: Vec<ArrayRef> = Vec::with_capacity(self.ctx.schema.fields().len());
+        if self.ctx.lineage {
+            let file_col = |id: i32| {
+                self.columns.get(&id).and_then(|i| {
+                    cast(batch.column(*i), &arrow::datatypes::DataType::Int64)
+                        .ok()
+                        .map(|a| a.as_any().downcast_ref::<Int64Array>().cloned())
+                        .flatten()
+                })
+            };
+            let first = self.task.first_row_id;
+            cols.push(row_ids(file_col(ROW_ID_FIELD_ID).as_ref(), first, &positions));
+            cols.push(last_updated(
+                file_col(LAST_UPDATED_SEQ_FIELD_ID).as_ref(),
+                first,
+                self.task.sequence_number,
+                n,
+            ));
+        }
+        for f in &self.ctx.fields {
+            cols.push(self.column(batch, f)?);
+        }
+        let out = RecordBatch::try_new_with_options(
+            self.ctx.schema.clone(),
+            cols,
+            &RecordBatchOptions::new().with_row_count(Some(n)),
+        )
+        .map_err(|e| crate::Error::data_file(&self.path, e.to_string()))?;
+        match keep {
+            Some(mask) => filter_record_batch(&out, &mask).map_err(|e| crate::Error::data_file(&self.path, e.to_string())),
+            None => Ok(out),
+        }
+    }
+
+    /// `None` when no equality delete matches any row of the batch, else the rows to keep.
+    fn equality_keep(&self, batch: &RecordBatch) -> crate::Result<Option<BooleanArray>> {
+        if self.equality.is_empty() {
+            return Ok(None);
+        }
+        let n = batch.num_rows();
+        let mut keep = vec![true; n];
+        for set in &self.equality {
+            let mut keys = Vec::with_capacity(set.equality_ids.len());
+            for (id, ty) in set.equality_ids.iter().zip(&set.types) {
+                let f = self.ctx.fields_by_id.get(id).ok_or_else(|| {
+                    crate::Error::delete_file(&self.path, format!("equality field id {id} is in no schema"))
+                })?;
+                let col = self.column(batch, f)?;
+                keys.push(cast(&col, ty).map_err(|e| crate::Error::data_file(&self.path, e.to_string()))?);
+            }
+            let converter = set.converter()?;
+            for (k, deleted) in keep.iter_mut().zip(set.matches(&converter, &keys)?) {
+                *k &= !deleted;
+            }
+        }
+        if keep.iter().all(|k| *k) {
+            return Ok(None);
+        }
+        Ok(Some(BooleanArray::from(keep)))
+    }
+}
+
+/// The name-mapping children of a top-level field id.
+fn child_mapping(mapping: &[MappedField], id: i32) -> Option<&[MappedField]> {
+    mapping
+        .iter()
+        .find(|m| m.field_id == Some(id))
+        .map(|m| m.fields.as_slice())
+}
+
+/// Runs `(start, len)` of positions that are not deleted, in order.
+fn kept_runs(deleted: Option<&RoaringTreemap>, num_rows: u64) -> Vec<(u64, u64)> {
+    let mut runs = Vec::new();
+    let mut cur = 0u64;
+    if let Some(d) = deleted {
+        for p in d.iter() {
+            if p >= num_rows {
+                break;
+            }
+            if p > cur {
+                runs.push((cur, p - cur));
+            }
+            cur = p + 1;
+        }
+    }
+    if cur < num_rows {
+        runs.push((cur, num_rows - cur));
+    }
+    runs
+}
+
+fn selection(runs: &[(u64, u64)], num_rows: u64) -> RowSelection {
+    let mut sel = Vec::with_capacity(runs.len() * 2 + 1);
+    let mut end = 0u64;
+    for (start, len) in runs {
+        if *start > end {
+            sel.push(RowSelector::skip((*start - end) as usize));
+        }
+        sel.push(RowSelector::select(*len as usize));
+        end = start + len;
+    }
+    if end < num_rows {
+        sel.push(RowSelector::skip((num_rows - end) as usize));
+    }
+    RowSelection::from(sel)
+}
+
+/// Hands out the file positions of successive output rows.
+struct PositionCursor {
+    runs: Vec<(u64, u64)>,
+    run: usize,
+    offset: u64,
+}
+
+impl PositionCursor {
+    fn new(runs: Vec<(u64, u64)>) -> Self {
+        PositionCursor { runs, run: 0, offset: 0 }
+    }
+
+    fn take(&mut self, mut n: usize) -> Vec<u64> {
+        let mut out = Vec::with_capacity(n);
+        while n > 0 && self.run < self.runs.len() {
+            let (start, len) = self.runs[self.run];
+            let avail = (len - self.offset) as usize;
+            let k = avail.min(n);
+            out.extend((0..k as u64).map(|i| start + self.offset + i));
+            self.offset += k as u64;
+            n -= k;
+            if self.offset == len {
+                self.run += 1;
+                self.offset = 0;
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_and_positions() {
+        let mut d = RoaringTreemap::new();
+        d.extend([0u64, 3, 4, 9]);
+        let runs = kept_runs(Some(&d), 10);
+        assert_eq!(runs, vec![(1, 2), (5, 4)]);
+        let mut c = PositionCursor::new(runs);
+        assert_eq!(c.take(3), vec![1, 2, 5]);
+        assert_eq!(c.take(5), vec![6, 7, 8]);
+    }
+}

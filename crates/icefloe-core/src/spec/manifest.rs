@@ -1,0 +1,228 @@
+//! Manifests (spec: "Manifests"): Avro files listing data files or delete files, with status,
+//! partition tuple, metrics, and the sequence numbers and `first_row_id` they inherit.
+
+use std::collections::HashMap;
+
+use apache_avro::Reader;
+
+use super::avro::{to_literal, Record};
+use super::literal::Literal;
+use super::manifest_list::ManifestFile;
+use super::types::PrimitiveType;
+
+/// Entry status: whether the file was added or kept by the manifest's snapshot, or removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryStatus {
+    Existing,
+    Added,
+    Deleted,
+}
+
+/// What a content file holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DataContent {
+    Data,
+    PositionDeletes,
+    EqualityDeletes,
+}
+
+/// File format of a content file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileFormat {
+    Parquet,
+    Avro,
+    Orc,
+    Puffin,
+}
+
+/// A data file or delete file (`data_file` struct of a manifest entry).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DataFile {
+    pub content: DataContent,
+    /// As recorded in the manifest (resolve it through `io::TableIo` before reading).
+    pub file_path: String,
+    pub file_format: FileFormat,
+    pub spec_id: i32,
+    /// Partition values in partition-spec field order (`None` = null).
+    pub partition: Vec<Option<Literal>>,
+    pub record_count: i64,
+    pub file_size_in_bytes: i64,
+    pub value_counts: HashMap<i32, i64>,
+    pub null_value_counts: HashMap<i32, i64>,
+    pub nan_value_counts: HashMap<i32, i64>,
+    /// Binary single-value serialization, by field id.
+    pub lower_bounds: HashMap<i32, Vec<u8>>,
+    pub upper_bounds: HashMap<i32, Vec<u8>>,
+    pub equality_ids: Vec<i32>,
+    /// First `_row_id` of the file, after inheritance (data files of v3 tables only).
+    pub first_row_id: Option<i64>,
+    /// Position deletes and DVs: the one data file they apply to, when known.
+    pub referenced_data_file: Option<String>,
+    /// DVs: byte range of the blob inside the Puffin file.
+    pub content_offset: Option<i64>,
+    pub content_size_in_bytes: Option<i64>,
+}
+
+impl DataFile {
+    /// Whether this is a deletion vector (a position delete stored as a Puffin blob).
+    pub fn is_deletion_vector(&self) -> bool {
+        self.content == DataContent::PositionDeletes && self.file_format == FileFormat::Puffin
+    }
+
+    /// A key identifying the partition (spec id + values) for equality tests between files.
+    pub fn partition_key(&self) -> String {
+        format!("{}:{:?}", self.spec_id, self.partition)
+    }
+}
+
+/// A manifest entry with sequence numbers and snapshot id already inherited.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ManifestEntry {
+    pub status: EntryStatus,
+    pub snapshot_id: i64,
+    /// Data sequence number (0 in v1).
+    pub sequence_number: i64,
+    pub file_sequence_number: i64,
+    pub data_file: DataFile,
+}
+
+/// Decodes a manifest, applying sequence-number, snapshot-id and `first_row_id` inheritance
+/// from its manifest list entry. `partition_types` gives each partition field's result type, in
+/// order. `path` names the file for errors.
+pub fn read_manifest(
+    bytes: &[u8],
+    path: &str,
+    manifest: &ManifestFile,
+    partition_types: &[PrimitiveType],
+) -> crate::Result<Vec<ManifestEntry>> {
+    let err = |r: String| crate::Error::manifest(path, r);
+    let reader = Reader::new(bytes).map_err(|e| err(format!("not an Avro file: {e}")))?;
+    let mut out = Vec::new();
+    // Row ids handed out so far to data files that inherit one.
+    let mut next_row_id = manifest.first_row_id;
+    for value in reader {
+        let value = value.map_err(|e| err(format!("corrupt Avro data: {e}")))?;
+        let entry = Record::new(&value).ok_or_else(|| err("entry is not a record".into()))?;
+        let status = match entry.i64("status") {
+            Some(0) => EntryStatus::Existing,
+            Some(1) => EntryStatus::Added,
+            Some(2) => EntryStatus::Deleted,
+            s => return Err(err(format!("invalid entry status {s:?}"))),
+        };
+        let df = entry
+            .get("data_file")
+            .and_then(Record::new)
+            .ok_or_else(|| err("entry without data_file".into()))?;
+        let file_path = df
+            .str("file_path")
+            .ok_or_else(|| err("data_file without file_path".into()))?
+            .to_string();
+        let content = match df.i64("content").unwrap_or(0) {
+            0 => DataContent::Data,
+            1 => DataContent::PositionDeletes,
+            2 => DataContent::EqualityDeletes,
+            c => return Err(err(format!("{file_path}: unknown content {c}"))),
+        };
+        let file_format = match df.str("file_format").unwrap_or("PARQUET").to_ascii_uppercase().as_str() {
+            "PARQUET" => FileFormat::Parquet,
+            "AVRO" => FileFormat::Avro,
+            "ORC" => FileFormat::Orc,
+            "PUFFIN" => FileFormat::Puffin,
+            f => return Err(err(format!("{file_path}: unknown file format {f}"))),
+        };
+        let partition = match df.get("partition").and_then(Record::new) {
+            Some(p) => {
+                if p.0.len() != partition_types.len() {
+                    return Err(err(format!(
+                        "{file_path}: partition has {} values but spec {} has {} fields",
+                        p.0.len(),
+                        manifest.partition_spec_id,
+                        partition_types.len()
+                    )));
+                }
+                p.0.iter()
+                    .zip(partition_types)
+                    .map(|((_, v), t)| to_literal(v, t))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| err(format!("{file_path}: {e}")))?
+            }
+            None => Vec::new(),
+        };
+        let counts = |name: &str| -> HashMap<i32, i64> {
+            df.int_map(name)
+                .into_iter()
+                .filter_map(|(k, v)| match v {
+                    apache_avro::types::Value::Long(l) => Some((k, *l)),
+                    apache_avro::types::Value::Int(i) => Some((k, *i as i64)),
+                    _ => None,
+                })
+                .collect()
+        };
+        let bounds = |name: &str| -> HashMap<i32, Vec<u8>> {
+            df.int_map(name)
+                .into_iter()
+                .filter_map(|(k, v)| match v {
+                    apache_avro::types::Value::Bytes(b) => Some((k, b.clone())),
+                    _ => None,
+                })
+                .collect()
+        };
+        let record_count = df.i64("record_count").unwrap_or(0);
+
+        // Sequence numbers and snapshot id are null for files added by the manifest's own
+        // snapshot: they inherit the manifest list entry's values.
+        let sequence_number = entry
+            .i64("sequence_number")
+            .unwrap_or(manifest.sequence_number);
+        let file_sequence_number = entry
+            .i64("file_sequence_number")
+            .unwrap_or(manifest.sequence_number);
+        let snapshot_id = entry.i64("snapshot_id").unwrap_or(manifest.added_snapshot_id);
+
+        let mut first_row_id = df.i64("first_row_id");
+        if content == DataContent::Data && first_row_id.is_none() {
+            if let Some(next) = next_row_id {
+                first_row_id = Some(next);
+                next_row_id = Some(next + record_count);
+            }
+        }
+        if content != DataContent::Data {
+            first_row_id = None;
+        }
+
+        out.push(ManifestEntry {
+            status,
+            snapshot_id,
+            sequence_number,
+            file_sequence_number,
+            data_file: DataFile {
+                content,
+                file_format,
+                spec_id: manifest.partition_spec_id,
+                partition,
+                record_count,
+                file_size_in_bytes: df.i64("file_size_in_bytes").unwrap_or(0),
+                value_counts: counts("value_counts"),
+                null_value_counts: counts("null_value_counts"),
+                nan_value_counts: counts("nan_value_counts"),
+                lower_bounds: bounds("lower_bounds"),
+                upper_bounds: bounds("upper_bounds"),
+                equality_ids: df
+                    .array("equality_ids")
+                    .unwrap_or(&[])
+                    .iter()
+                    .filter_map(|v| match v {
+                        apache_avro::types::Value::Int(i) => Some(*i),
+                        _ => None,
+                    })
+                    .collect(),
+                first_row_id,
+                referenced_data_file: df.str("referenced_data_file").map(str::to_string),
+                content_offset: df.i64("content_offset"),
+                content_size_in_bytes: df.i64("content_size_in_bytes"),
+                file_path,
+            },
+        });
+    }
+    Ok(out)
+}

@@ -1,0 +1,23 @@
+//! The Iceberg spec's model: types, schemas, partition specs, snapshots, table metadata,
+//! manifest lists, manifests and name mappings. Pure parsing, no I/O.
+
+mod avro;
+pub mod literal;
+pub mod manifest;
+pub mod manifest_list;
+pub mod metadata;
+pub mod name_mapping;
+pub mod partition;
+pub mod schema;
+pub mod snapshot;
+pub mod sort_order;
+pub mod types;
+
+pub use literal::Literal;
+pub use manifest::{DataContent, DataFile, EntryStatus, FileFormat, ManifestEntry};
+pub use manifest_list::{ManifestContent, ManifestFile};
+pub use metadata::TableMetadata;
+pub use partition::{PartitionField, PartitionSpec, Transform};
+pub use schema::Schema;
+pub use snapshot::{RefType, Snapshot, SnapshotRef};
+pub use types::{ListType, MapType, NestedField, PrimitiveType, StructType, Type};

@@ -1,0 +1,316 @@
+//! Iceberg types (spec: "Schemas and Data Types"), including the V3 additions: `variant`,
+//! `timestamp_ns`, `timestamptz_ns`, `geometry`, `geography` and `unknown`.
+
+use std::fmt;
+
+use serde_json::Value as Json;
+
+use super::literal::Literal;
+
+/// A primitive Iceberg type.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum PrimitiveType {
+    Boolean,
+    Int,
+    Long,
+    Float,
+    Double,
+    /// `decimal(P,S)`: precision up to 38 digits, scale digits after the point.
+    Decimal {
+        precision: u32,
+        scale: u32,
+    },
+    Date,
+    /// Time of day, microseconds.
+    Time,
+    /// Timestamp without zone, microseconds.
+    Timestamp,
+    /// Timestamp with zone (stored in UTC), microseconds.
+    Timestamptz,
+    /// Timestamp without zone, nanoseconds (v3).
+    TimestampNs,
+    /// Timestamp with zone, nanoseconds (v3).
+    TimestamptzNs,
+    String,
+    Uuid,
+    /// `fixed[L]`: exactly L bytes.
+    Fixed(u64),
+    Binary,
+    /// Semi-structured value (v3), read as JSON text.
+    Variant,
+    /// `geometry(C)`: WKB; the CRS string as written (empty means the default `OGC:CRS84`).
+    Geometry(String),
+    /// `geography(C, A)`: WKB; CRS and edge algorithm as written.
+    Geography(String),
+    /// A column whose type is not known yet (v3): always null.
+    Unknown,
+}
+
+/// A nested field of a struct (spec: "Nested Types").
+#[derive(Debug, Clone, PartialEq)]
+pub struct NestedField {
+    pub id: i32,
+    pub name: String,
+    pub required: bool,
+    pub field_type: Type,
+    pub doc: Option<String>,
+    /// Value of the field for rows written before it existed (v3 `initial-default`).
+    pub initial_default: Option<Literal>,
+    /// Value writers use when none is given (v3 `write-default`).
+    pub write_default: Option<Literal>,
+}
+
+/// `struct<...>`: an ordered list of fields.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct StructType {
+    pub fields: Vec<NestedField>,
+}
+
+/// `list<E>`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListType {
+    pub element_id: i32,
+    pub element_required: bool,
+    pub element: Box<Type>,
+}
+
+/// `map<K, V>`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MapType {
+    pub key_id: i32,
+    pub key: Box<Type>,
+    pub value_id: i32,
+    pub value_required: bool,
+    pub value: Box<Type>,
+}
+
+/// Any Iceberg type.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Type {
+    Primitive(PrimitiveType),
+    Struct(StructType),
+    List(ListType),
+    Map(MapType),
+}
+
+impl Type {
+    /// Parses a type from its JSON form. Errors name the offending text; `path` is the metadata
+    /// file being read.
+    pub fn from_json(v: &Json, path: &str) -> crate::Result<Type> {
+        let unknown = |s: &str| crate::Error::UnknownType {
+            path: path.to_string(),
+            type_name: s.to_string(),
+        };
+        match v {
+            Json::String(s) => PrimitiveType::parse(s)
+                .map(Type::Primitive)
+                .ok_or_else(|| unknown(s)),
+            Json::Object(o) => match o.get("type").and_then(Json::as_str) {
+                Some("struct") => Ok(Type::Struct(StructType::from_json(v, path)?)),
+                Some("list") => {
+                    let element = o.get("element").ok_or_else(|| unknown("list without element"))?;
+                    Ok(Type::List(ListType {
+                        element_id: int_field(o, "element-id", path)?,
+                        element_required: o
+                            .get("element-required")
+                            .and_then(Json::as_bool)
+                            .unwrap_or(false),
+                        element: Box::new(Type::from_json(element, path)?),
+                    }))
+                }
+                Some("map") => {
+                    let key = o.get("key").ok_or_else(|| unknown("map without key"))?;
+                    let value = o.get("value").ok_or_else(|| unknown("map without value"))?;
+                    Ok(Type::Map(MapType {
+                        key_id: int_field(o, "key-id", path)?,
+                        key: Box::new(Type::from_json(key, path)?),
+                        value_id: int_field(o, "value-id", path)?,
+                        value_required: o
+                            .get("value-required")
+                            .and_then(Json::as_bool)
+                            .unwrap_or(false),
+                        value: Box::new(Type::from_json(value, path)?),
+                    }))
+                }
+                _ => Err(unknown(&v.to_string())),
+            },
+            other => Err(unknown(&other.to_string())),
+        }
+    }
+
+    /// The primitive type, if this is one.
+    pub fn as_primitive(&self) -> Option<&PrimitiveType> {
+        match self {
+            Type::Primitive(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// Whether this is a struct, list or map.
+    pub fn is_nested(&self) -> bool {
+        !matches!(self, Type::Primitive(_))
+    }
+}
+
+fn int_field(o: &serde_json::Map<String, Json>, key: &str, path: &str) -> crate::Result<i32> {
+    o.get(key)
+        .and_then(Json::as_i64)
+        .and_then(|v| i32::try_from(v).ok())
+        .ok_or_else(|| crate::Error::metadata(path, format!("missing or invalid {key:?}")))
+}
+
+impl StructType {
+    /// Parses `{"type": "struct", "fields": [...]}`.
+    pub fn from_json(v: &Json, path: &str) -> crate::Result<StructType> {
+        let fields = v
+            .get("fields")
+            .and_then(Json::as_array)
+            .ok_or_else(|| crate::Error::metadata(path, "struct without fields"))?;
+        let fields = fields
+            .iter()
+            .map(|f| NestedField::from_json(f, path))
+            .collect::<crate::Result<Vec<_>>>()?;
+        Ok(StructType { fields })
+    }
+
+    /// The field with this id among the direct children.
+    pub fn field_by_id(&self, id: i32) -> Option<&NestedField> {
+        self.fields.iter().find(|f| f.id == id)
+    }
+}
+
+impl NestedField {
+    /// Parses one struct field, including its `initial-default` and `write-default`.
+    pub fn from_json(v: &Json, path: &str) -> crate::Result<NestedField> {
+        let o = v
+            .as_object()
+            .ok_or_else(|| crate::Error::metadata(path, format!("field is not an object: {v}")))?;
+        let id = int_field(o, "id", path)?;
+        let name = o
+            .get("name")
+            .and_then(Json::as_str)
+            .ok_or_else(|| crate::Error::metadata(path, format!("field {id} has no name")))?
+            .to_string();
+        let ty = o
+            .get("type")
+            .ok_or_else(|| crate::Error::metadata(path, format!("field {name} has no type")))?;
+        let field_type = Type::from_json(ty, path)?;
+        let default = |key: &str| -> crate::Result<Option<Literal>> {
+            match o.get(key) {
+                None | Some(Json::Null) => Ok(None),
+                Some(d) => Literal::from_json(d, &field_type)
+                    .map(Some)
+                    .map_err(|e| crate::Error::metadata(path, format!("{key} of field {name}: {e}"))),
+            }
+        };
+        Ok(NestedField {
+            id,
+            required: o.get("required").and_then(Json::as_bool).unwrap_or(false),
+            doc: o.get("doc").and_then(Json::as_str).map(str::to_string),
+            initial_default: default("initial-default")?,
+            write_default: default("write-default")?,
+            name,
+            field_type,
+        })
+    }
+}
+
+impl PrimitiveType {
+    /// Parses a primitive type string such as `decimal(9,2)` or `fixed[16]`; `None` if the spec
+    /// defines no such type.
+    pub fn parse(s: &str) -> Option<PrimitiveType> {
+        let s = s.trim();
+        Some(match s {
+            "boolean" => PrimitiveType::Boolean,
+            "int" => PrimitiveType::Int,
+            "long" => PrimitiveType::Long,
+            "float" => PrimitiveType::Float,
+            "double" => PrimitiveType::Double,
+            "date" => PrimitiveType::Date,
+            "time" => PrimitiveType::Time,
+            "timestamp" => PrimitiveType::Timestamp,
+            "timestamptz" => PrimitiveType::Timestamptz,
+            "timestamp_ns" => PrimitiveType::TimestampNs,
+            "timestamptz_ns" => PrimitiveType::TimestamptzNs,
+            "string" => PrimitiveType::String,
+            "uuid" => PrimitiveType::Uuid,
+            "binary" => PrimitiveType::Binary,
+            "variant" => PrimitiveType::Variant,
+            "unknown" => PrimitiveType::Unknown,
+            "geometry" => PrimitiveType::Geometry(String::new()),
+            "geography" => PrimitiveType::Geography(String::new()),
+            _ => {
+                if let Some(args) = inner(s, "decimal(", ')') {
+                    let (p, sc) = args.split_once(',')?;
+                    let precision: u32 = p.trim().parse().ok()?;
+                    let scale: u32 = sc.trim().parse().ok()?;
+                    if precision == 0 || precision > 38 || scale > precision {
+                        return None;
+                    }
+                    PrimitiveType::Decimal { precision, scale }
+                } else if let Some(len) = inner(s, "fixed[", ']') {
+                    PrimitiveType::Fixed(len.trim().parse().ok()?)
+                } else if let Some(args) = inner(s, "geometry(", ')') {
+                    PrimitiveType::Geometry(args.trim().to_string())
+                } else if let Some(args) = inner(s, "geography(", ')') {
+                    PrimitiveType::Geography(args.trim().to_string())
+                } else {
+                    return None;
+                }
+            }
+        })
+    }
+}
+
+fn inner<'a>(s: &'a str, prefix: &str, close: char) -> Option<&'a str> {
+    s.strip_prefix(prefix)?.strip_suffix(close)
+}
+
+impl fmt::Display for PrimitiveType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PrimitiveType::Boolean => f.write_str("boolean"),
+            PrimitiveType::Int => f.write_str("int"),
+            PrimitiveType::Long => f.write_str("long"),
+            PrimitiveType::Float => f.write_str("float"),
+            PrimitiveType::Double => f.write_str("double"),
+            PrimitiveType::Decimal { precision, scale } => write!(f, "decimal({precision},{scale})"),
+            PrimitiveType::Date => f.write_str("date"),
+            PrimitiveType::Time => f.write_str("time"),
+            PrimitiveType::Timestamp => f.write_str("timestamp"),
+            PrimitiveType::Timestamptz => f.write_str("timestamptz"),
+            PrimitiveType::TimestampNs => f.write_str("timestamp_ns"),
+            PrimitiveType::TimestamptzNs => f.write_str("timestamptz_ns"),
+            PrimitiveType::String => f.write_str("string"),
+            PrimitiveType::Uuid => f.write_str("uuid"),
+            PrimitiveType::Fixed(n) => write!(f, "fixed[{n}]"),
+            PrimitiveType::Binary => f.write_str("binary"),
+            PrimitiveType::Variant => f.write_str("variant"),
+            PrimitiveType::Geometry(c) if c.is_empty() => f.write_str("geometry"),
+            PrimitiveType::Geometry(c) => write!(f, "geometry({c})"),
+            PrimitiveType::Geography(c) if c.is_empty() => f.write_str("geography"),
+            PrimitiveType::Geography(c) => write!(f, "geography({c})"),
+            PrimitiveType::Unknown => f.write_str("unknown"),
+        }
+    }
+}
+
+impl fmt::Display for Type {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Type::Primitive(p) => p.fmt(f),
+            Type::Struct(s) => {
+                f.write_str("struct<")?;
+                for (i, field) in s.fields.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{}: {}", field.name, field.field_type)?;
+                }
+                f.write_str(">")
+            }
+            Type::List(l) => write!(f, "list<{}>", l.element),
+            Type::Map(m) => write!(f, "map<{}, {}>", m.key, m.value),
+        }
+    }
+}

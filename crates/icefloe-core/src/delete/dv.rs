@@ -267,7 +267,10 @@ mod tests {
 
     fn dv_err(blob: &[u8]) -> String {
         let err = decode_deletion_vector(blob, PATH).expect_err("corrupt blob was accepted");
-        assert!(matches!(err, Error::DeletionVector { .. }), "wrong variant: {err:?}");
+        assert!(
+            matches!(err, Error::DeletionVector { .. }),
+            "wrong variant: {err:?}"
+        );
         let text = err.to_string();
         assert!(text.contains(PATH), "error does not name the file: {text}");
         text
@@ -275,7 +278,10 @@ mod tests {
 
     fn portable_err(bytes: &[u8]) -> String {
         let err = decode_portable_roaring64(bytes, PATH).expect_err("corrupt vector was accepted");
-        assert!(matches!(err, Error::DeletionVector { .. }), "wrong variant: {err:?}");
+        assert!(
+            matches!(err, Error::DeletionVector { .. }),
+            "wrong variant: {err:?}"
+        );
         let text = err.to_string();
         assert!(text.contains(PATH), "error does not name the file: {text}");
         text
@@ -305,7 +311,11 @@ mod tests {
 
         for (name, want) in &expected {
             let bytes = fixture(name);
-            assert_eq!(bytes.len() as u64, want["bytes"].as_u64().unwrap(), "{name} size");
+            assert_eq!(
+                bytes.len() as u64,
+                want["bytes"].as_u64().unwrap(),
+                "{name} size"
+            );
 
             let decoded = if name.ends_with("-position-index.bin") {
                 decode_deletion_vector(&bytes, name)
@@ -323,7 +333,11 @@ mod tests {
                 positions.insert_range(start..=end);
             }
             let cardinality = want["cardinality"].as_u64().unwrap();
-            assert_eq!(positions.len(), cardinality, "{name}: expected.json inconsistent");
+            assert_eq!(
+                positions.len(),
+                cardinality,
+                "{name}: expected.json inconsistent"
+            );
             assert_eq!(decoded.len(), cardinality, "{name} cardinality");
             assert_eq!(decoded, positions, "{name} positions");
         }
@@ -331,16 +345,16 @@ mod tests {
 
     #[test]
     fn fixture_spot_checks() {
-        let dv = decode_deletion_vector(
-            &fixture("small-and-large-values-position-index.bin"),
-            PATH,
-        )
-        .unwrap();
-        assert_eq!(dv.iter().collect::<Vec<_>>(), [100, 101, 2_147_483_747, 2_147_483_748]);
-
         let dv =
-            decode_deletion_vector(&fixture("all-container-types-position-index.bin"), PATH)
+            decode_deletion_vector(&fixture("small-and-large-values-position-index.bin"), PATH)
                 .unwrap();
+        assert_eq!(
+            dv.iter().collect::<Vec<_>>(),
+            [100, 101, 2_147_483_747, 2_147_483_748]
+        );
+
+        let dv = decode_deletion_vector(&fixture("all-container-types-position-index.bin"), PATH)
+            .unwrap();
         assert_eq!(dv.min(), Some(5));
         assert_eq!(dv.max(), Some(4_295_163_902));
         assert!(dv.contains(65_537) && dv.contains(66_535) && !dv.contains(66_536));
@@ -471,7 +485,10 @@ mod tests {
         // One below the limit is the highest legal key.
         let vector = portable(&[(KEY_LIMIT - 1, bitmap(&[0]))]);
         let decoded = decode_portable_roaring64(&vector, PATH).unwrap();
-        assert_eq!(decoded.iter().collect::<Vec<_>>(), [(KEY_LIMIT as u64 - 1) << 32]);
+        assert_eq!(
+            decoded.iter().collect::<Vec<_>>(),
+            [(KEY_LIMIT as u64 - 1) << 32]
+        );
     }
 
     #[test]
@@ -480,7 +497,10 @@ mod tests {
         let blob = fixture("small-alternating-values-position-index.bin");
         let mut vector = blob[8..blob.len() - 4].to_vec();
         vector.extend_from_slice(&[0xAB, 0xCD, 0xEF]);
-        assert_contains(&dv_err(&envelope(&vector)), "3 trailing bytes after the last bucket");
+        assert_contains(
+            &dv_err(&envelope(&vector)),
+            "3 trailing bytes after the last bucket",
+        );
 
         // Garbage after the CRC: the length field no longer matches.
         let mut bad = blob.clone();
@@ -497,7 +517,10 @@ mod tests {
         // A count of 2^64 - 1 must fail fast rather than reserve memory for it.
         let mut bad = u64::MAX.to_le_bytes().to_vec();
         bad.extend_from_slice(&[0; 24]);
-        assert_contains(&portable_err(&bad), "bucket count 18446744073709551615 cannot fit");
+        assert_contains(
+            &portable_err(&bad),
+            "bucket count 18446744073709551615 cannot fit",
+        );
         assert_contains(&dv_err(&envelope(&bad)), "bucket count");
 
         // 2 buckets need at least 24 bytes after the count; 23 is one short.
@@ -512,7 +535,10 @@ mod tests {
         let mut vector = portable(&[(0, bitmap(&[1, 2, 3]))]);
         vector[12] = 0x00;
         let text = dv_err(&envelope(&vector));
-        assert_contains(&text, "invalid 32-bit Roaring bitmap in bucket 0 (key 0) at byte 12");
+        assert_contains(
+            &text,
+            "invalid 32-bit Roaring bitmap in bucket 0 (key 0) at byte 12",
+        );
 
         // Array values out of order.
         let mut vector = portable(&[(3, bitmap(&[1, 2]))]);

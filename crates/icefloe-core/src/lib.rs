@@ -8,9 +8,9 @@
 //! → `scan::lineage` (`_row_id`, `_last_updated_sequence_number`) → `encode` (JSON Lines, CSV,
 //! Parquet).
 
-pub mod error;
-pub mod puffin;
 pub mod delete;
 pub mod encode;
+pub mod error;
+pub mod puffin;
 
 pub use error::{Error, Result};

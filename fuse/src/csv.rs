@@ -5,24 +5,23 @@
 use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 use bytes::Bytes;
-use icefloe_core::encode::csv::CsvWriter;
+use icefloe_core::encode::csv::{encode_batch, encode_header};
 
 use crate::error::Result;
 
 /// Encodes batches of one schema as CSV.
 pub struct CsvRenderer {
-    schema: SchemaRef,
     header: Bytes,
 }
 
 impl CsvRenderer {
-    /// A renderer for batches of `schema`. Errors: a column the encoder cannot write.
-    pub fn new(schema: SchemaRef) -> Result<CsvRenderer> {
-        let header = CsvWriter::new(Vec::new(), &schema)?.finish()?;
-        Ok(CsvRenderer {
-            schema,
+    /// A renderer for batches of `schema`.
+    pub fn new(schema: &SchemaRef) -> CsvRenderer {
+        let mut header = Vec::new();
+        encode_header(schema, &mut header);
+        CsvRenderer {
             header: Bytes::from(header),
-        })
+        }
     }
 
     /// The header line.
@@ -30,13 +29,11 @@ impl CsvRenderer {
         &self.header
     }
 
-    /// The rows of `batch`, one line each, without the header.
+    /// The rows of `batch`, one line each, without the header. Errors: a column the encoder
+    /// cannot write.
     pub fn rows(&self, batch: &RecordBatch) -> Result<Bytes> {
-        let mut w = CsvWriter::new(Vec::new(), &self.schema)?;
-        w.write_batch(batch)?;
-        let mut out = w.finish()?;
-        // The encoder always starts with the header; the views write it once, at offset 0.
-        out.drain(..self.header.len());
+        let mut out = Vec::new();
+        encode_batch(batch, &mut out)?;
         Ok(Bytes::from(out))
     }
 }

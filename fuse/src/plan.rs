@@ -45,7 +45,7 @@ impl SnapshotPlan {
             .ok_or_else(|| icefloe_core::Error::SnapshotNotFound(format!("snapshot {snapshot_id} not found")))?;
         let file_names = view_names(tasks.iter().map(|t| t.data_file.file_path.as_str()));
         let layouts = tasks.iter().map(|_| OnceCell::new()).collect();
-        let csv = CsvRenderer::new(scan.schema())?;
+        let csv = CsvRenderer::new(&scan.schema());
         Ok(SnapshotPlan {
             csv,
             table_id,

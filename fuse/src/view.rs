@@ -207,16 +207,22 @@ impl CsvViews {
     }
 
     async fn build(&self, name: &str, plan: &Arc<SnapshotPlan>, tasks: &[usize]) -> Result<CsvView> {
-        let layouts: Vec<Arc<FileLayout>> = futures::stream::iter(tasks.iter().copied())
-            .map(|t| {
-                let (plan, cache) = (plan.clone(), self.cache.clone());
-                async move { tokio::spawn(async move { layout(&plan, t, &cache).await }).await? }
+        // One task per data file, at most COUNT_CONCURRENCY counting at once.
+        let permits = Arc::new(tokio::sync::Semaphore::new(COUNT_CONCURRENCY));
+        let handles: Vec<_> = tasks
+            .iter()
+            .map(|&t| {
+                let (plan, cache, permits) = (plan.clone(), self.cache.clone(), permits.clone());
+                tokio::spawn(async move {
+                    let _permit = permits.acquire_owned().await;
+                    layout(&plan, t, &cache).await
+                })
             })
-            .buffered(COUNT_CONCURRENCY)
-            .collect::<Vec<_>>()
-            .await
-            .into_iter()
-            .collect::<Result<_>>()?;
+            .collect();
+        let mut layouts = Vec::with_capacity(handles.len());
+        for h in handles {
+            layouts.push(h.await??);
+        }
         let mut offset = plan.csv.header().len() as u64;
         let mut chunks = Vec::new();
         for (&task, layout) in tasks.iter().zip(&layouts) {

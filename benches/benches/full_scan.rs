@@ -39,7 +39,7 @@ fn full_scan(c: &mut Criterion) {
     g.bench_function("scan_to_csv", |b| {
         b.to_async(&rt).iter(|| async {
             let scan = Scan::builder().lineage(true).build(&table).unwrap();
-            let mut w = CsvWriter::new(std::io::sink(), &scan.schema()).unwrap();
+            let mut w = CsvWriter::new(std::io::sink(), &scan.schema());
             let mut s = scan.stream().await.unwrap();
             while let Some(batch) = s.try_next().await.unwrap() {
                 w.write_batch(&batch).unwrap();

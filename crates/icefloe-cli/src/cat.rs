@@ -68,7 +68,7 @@ pub async fn cat(
     let w = BufWriter::with_capacity(1 << 20, sink);
     let schema = scan.schema();
     let mut enc = match format {
-        Format::Csv => Encoder::Csv(CsvWriter::new(w, &schema)?),
+        Format::Csv => Encoder::Csv(CsvWriter::new(w, &schema)),
         Format::Jsonl => Encoder::Jsonl(JsonLinesWriter::new(w)),
         Format::Parquet => Encoder::Parquet(ParquetWriter::new(w, &schema)?),
     };

@@ -50,7 +50,7 @@ impl Table {
     pub async fn open_with(location: &str, caches: Arc<Caches>) -> crate::Result<Table> {
         let (io, path) = TableIo::open(location)?;
         let located = locate(&io, &path).await?;
-        let key = io.display(&object_store::path::Path::from(located.metadata_file.trim_start_matches('/')));
+        let key = io.display(&io.resolve(&located.metadata_file));
         let metadata = get_or_load(&caches.metadata, key.clone(), async {
             let bytes = io.read(&located.metadata_file).await?;
             let bytes = maybe_gunzip(&bytes, &key)?;

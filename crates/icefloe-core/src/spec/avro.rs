@@ -45,15 +45,6 @@ impl<'a> Record<'a> {
         }
     }
 
-    /// A bytes or fixed field.
-    pub fn bytes(&self, name: &str) -> Option<&'a [u8]> {
-        match self.get(name)? {
-            Value::Bytes(b) => Some(b),
-            Value::Fixed(_, b) => Some(b),
-            _ => None,
-        }
-    }
-
     /// An array field's items.
     pub fn array(&self, name: &str) -> Option<&'a [Value]> {
         match self.get(name)? {

@@ -8,12 +8,17 @@ use icefloe_core::encode::csv::CsvWriter;
 use icefloe_core::{Scan, Table};
 
 fn table_dir() -> String {
-    format!("{}/../tests/fixtures/warehouse/db/v3_dv_large", env!("CARGO_MANIFEST_DIR"))
+    format!(
+        "{}/../tests/fixtures/warehouse/db/v3_dv_large",
+        env!("CARGO_MANIFEST_DIR")
+    )
 }
 
 fn full_scan(c: &mut Criterion) {
     let rt = tokio::runtime::Runtime::new().expect("runtime");
-    let table = rt.block_on(Table::open(&table_dir())).expect("fixture table");
+    let table = rt
+        .block_on(Table::open(&table_dir()))
+        .expect("fixture table");
     let rows: usize = rt.block_on(async {
         let scan = Scan::builder().build(&table).unwrap();
         let batches: Vec<_> = scan.stream().await.unwrap().try_collect().await.unwrap();

@@ -40,13 +40,17 @@ impl TableIo {
             "s3" | "s3a" | "gs" | "az" | "abfs" | "abfss" | "adl" | "azure" => {
                 let mut u = url.clone();
                 if u.scheme() == "s3a" {
-                    u = Url::parse(&url.as_str().replacen("s3a://", "s3://", 1)).map_err(|e| err(e.to_string()))?;
+                    u = Url::parse(&url.as_str().replacen("s3a://", "s3://", 1))
+                        .map_err(|e| err(e.to_string()))?;
                 }
                 let opts: Vec<(String, String)> = std::env::vars()
-                    .filter(|(k, _)| k.starts_with("AWS_") || k.starts_with("GOOGLE_") || k.starts_with("AZURE_"))
+                    .filter(|(k, _)| {
+                        k.starts_with("AWS_") || k.starts_with("GOOGLE_") || k.starts_with("AZURE_")
+                    })
                     .map(|(k, v)| (k.to_ascii_lowercase(), v))
                     .collect();
-                let (store, _) = object_store::parse_url_opts(&u, opts).map_err(|e| err(e.to_string()))?;
+                let (store, _) =
+                    object_store::parse_url_opts(&u, opts).map_err(|e| err(e.to_string()))?;
                 let mut base = u.clone();
                 base.set_path("/");
                 (Arc::from(store), base)

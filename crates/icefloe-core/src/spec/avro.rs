@@ -103,13 +103,20 @@ pub fn to_literal(v: &Value, ty: &PrimitiveType) -> Result<Option<Literal>, Stri
         }
         (Value::String(s), _) => Literal::String(s.clone()),
         (Value::Uuid(u), _) => Literal::Uuid(*u.as_bytes()),
-        (Value::Bytes(b), PrimitiveType::Decimal { .. }) | (Value::Fixed(_, b), PrimitiveType::Decimal { .. }) => {
+        (Value::Bytes(b), PrimitiveType::Decimal { .. })
+        | (Value::Fixed(_, b), PrimitiveType::Decimal { .. }) => {
             Literal::from_bytes(b, ty).ok_or_else(bad)?
         }
         (Value::Decimal(d), _) => {
             let b: Vec<u8> = d.try_into().map_err(|_| bad())?;
-            Literal::from_bytes(&b, &PrimitiveType::Decimal { precision: 38, scale: 0 })
-                .ok_or_else(bad)?
+            Literal::from_bytes(
+                &b,
+                &PrimitiveType::Decimal {
+                    precision: 38,
+                    scale: 0,
+                },
+            )
+            .ok_or_else(bad)?
         }
         (Value::Bytes(b), PrimitiveType::Uuid) | (Value::Fixed(_, b), PrimitiveType::Uuid) => {
             Literal::Uuid(b.as_slice().try_into().map_err(|_| bad())?)

@@ -8,12 +8,17 @@ use icefloe_core::encode::csv::CsvWriter;
 use icefloe_core::{Scan, Table};
 
 fn table_dir() -> String {
-    format!("{}/../tests/fixtures/warehouse/db/v3_dv_large", env!("CARGO_MANIFEST_DIR"))
+    format!(
+        "{}/../tests/fixtures/warehouse/db/v3_dv_large",
+        env!("CARGO_MANIFEST_DIR")
+    )
 }
 
 fn full_scan(c: &mut Criterion) {
     let rt = tokio::runtime::Runtime::new().expect("runtime");
-    let table = rt.block_on(Table::open(&table_dir())).expect("fixture table");
+    let table = rt
+        .block_on(Table::open(&table_dir()))
+        .expect("fixture table");
     let rows: usize = rt.block_on(async {
         let scan = Scan::builder().build(&table).unwrap();
         let batches: Vec<_> = scan.stream().await.unwrap().try_collect().await.unwrap();
@@ -39,7 +44,7 @@ fn full_scan(c: &mut Criterion) {
     g.bench_function("scan_to_csv", |b| {
         b.to_async(&rt).iter(|| async {
             let scan = Scan::builder().lineage(true).build(&table).unwrap();
-            let mut w = CsvWriter::new(std::io::sink(), &scan.schema()).unwrap();
+            let mut w = CsvWriter::new(std::io::sink(), &scan.schema());
             let mut s = scan.stream().await.unwrap();
             while let Some(batch) = s.try_next().await.unwrap() {
                 w.write_batch(&batch).unwrap();

@@ -60,7 +60,9 @@ pub async fn cat(
         ),
         None => {
             if format == Format::Parquet && std::io::stdout().is_terminal() {
-                anyhow::bail!("refusing to write Parquet to a terminal: use --output FILE or a pipe");
+                anyhow::bail!(
+                    "refusing to write Parquet to a terminal: use --output FILE or a pipe"
+                );
             }
             Box::new(std::io::stdout())
         }

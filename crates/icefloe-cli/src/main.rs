@@ -119,7 +119,10 @@ fn main() -> ExitCode {
         }
         other => other,
     };
-    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("icefloe: cannot start runtime: {e}");

@@ -230,6 +230,8 @@ fn table_root_has_current_refs_and_the_snapshot_list() {
     let mut refs_checked = 0;
     for s in &snaps {
         for r in &s.refs {
+            // The manifest writes refs as `branch:main`, `tag:after_update`.
+            let r = r.split_once(':').map(|(_, name)| name).unwrap_or(r);
             let target = std::fs::read_link(m.path().join("refs").join(r)).expect("ref symlink");
             assert_eq!(target, PathBuf::from(format!("../snapshots/{}", s.snapshot_id)));
             let via_link = std::fs::read(m.path().join("refs").join(r).join("data.csv")).expect("read through ref");
@@ -259,7 +261,7 @@ fn shell_tools_read_the_largest_table_at_any_offset() {
     let view = current.join("data.csv");
     let size = std::fs::metadata(&view).expect("stat").len();
     assert_eq!(size, want.len() as u64, "ls -l size");
-    assert!(size > 1 << 20, "the largest fixture renders to more than 1 MiB ({size})");
+    assert!(size > 512 << 10, "the largest fixture renders to more than 512 KiB ({size})");
     // cat, head, tail, wc, grep, dd skip=, cp, diff.
     assert_eq!(run(Command::new("cat").arg(&view)).stdout, want);
     let head = run(Command::new("head").args(["-n", "3"]).arg(&view)).stdout;

@@ -271,3 +271,87 @@ async fn layout(plan: &Arc<SnapshotPlan>, task: usize, cache: &ChunkCache) -> Re
         .await?;
     Ok(layout.clone())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tree::Format;
+    use icefloe_core::Table;
+
+    const LARGE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/warehouse/db/v3_dv_large");
+
+    /// The whole view, rendered in one go through the core's encoder.
+    async fn whole(plan: &SnapshotPlan) -> Vec<u8> {
+        let mut out = plan.csv.header().to_vec();
+        let mut stream = plan.scan.read_tasks(plan.tasks.clone());
+        while let Some(b) = stream.next().await {
+            icefloe_core::encode::csv::encode_batch(&b.expect("batch"), &mut out).expect("encode");
+        }
+        out
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn reads_at_any_offset_match_the_whole_view() {
+        let table = Table::open(LARGE).await.expect("open");
+        let id = table.metadata().current_snapshot_id.expect("current");
+        let plan = Arc::new(SnapshotPlan::new(0, &table, id).await.expect("plan"));
+        let want = whole(&plan).await;
+        // A cache far smaller than the view: most chunks are rendered again through cursors.
+        let views = CsvViews::new(64 << 10);
+        let key = ViewKey {
+            table: 0,
+            snapshot: id,
+            scope: Scope::All,
+            format: Format::Csv,
+        };
+        let view = views.get(&key, &plan, "test").await.expect("view");
+        assert_eq!(view.size(), want.len() as u64);
+        assert!(view.chunks.len() >= 5, "54,327 rows in batches of up to 8192: {} chunks", view.chunks.len());
+        assert_eq!(view.chunks[0].offset, plan.csv.header().len() as u64);
+        // Sequential reads of 128 KiB, as the kernel issues them.
+        let cursor = CursorSlot::default();
+        let mut got = Vec::new();
+        loop {
+            let b = view.read(got.len() as u64, 128 << 10, &cursor).await.expect("read");
+            if b.is_empty() {
+                break;
+            }
+            got.extend(b);
+        }
+        assert!(got == want, "sequential read differs");
+        // Backwards, odd sizes, straddling chunk boundaries, on a fresh cursor.
+        let cursor = CursorSlot::default();
+        let mut offset = want.len() as u64;
+        while offset > 0 {
+            offset = offset.saturating_sub(50_021);
+            let b = view.read(offset, 70_001, &cursor).await.expect("read");
+            let end = (offset as usize + 70_001).min(want.len());
+            assert!(b == want[offset as usize..end], "read at {offset}");
+        }
+        assert!(view.read(want.len() as u64, 10, &cursor).await.expect("eof").is_empty());
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_file_view_is_its_rows_after_the_header() {
+        let table = Table::open(LARGE).await.expect("open");
+        let id = table.metadata().current_snapshot_id.expect("current");
+        let plan = Arc::new(SnapshotPlan::new(0, &table, id).await.expect("plan"));
+        let views = CsvViews::new(16 << 20);
+        let mut rows = 0;
+        for t in 0..plan.tasks.len() {
+            let key = ViewKey {
+                table: 0,
+                snapshot: id,
+                scope: Scope::File(t),
+                format: Format::Csv,
+            };
+            let view = views.get(&key, &plan, "file").await.expect("view");
+            let bytes = view.read(0, u32::MAX, &CursorSlot::default()).await.expect("read");
+            assert_eq!(bytes.len() as u64, view.size());
+            assert!(bytes.starts_with(plan.csv.header()));
+            rows += bytes.iter().filter(|b| **b == b'\n').count() - 1;
+        }
+        // 70,000 rows written, 15,673 deleted by the deletion vector.
+        assert_eq!(rows, 70_000 - 15_673);
+    }
+}

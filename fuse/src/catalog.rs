@@ -140,7 +140,9 @@ impl MountedTable {
         let cell = lock(&self.plans).entry(snapshot_id).or_default().clone();
         let plan = cell
             .get_or_try_init(|| async {
-                SnapshotPlan::new(self.id, &self.table(), snapshot_id).await.map(Arc::new)
+                SnapshotPlan::new(self.id, &self.table(), snapshot_id)
+                    .await
+                    .map(Arc::new)
             })
             .await?;
         Ok(plan.clone())

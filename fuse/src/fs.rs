@@ -11,9 +11,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 use fuser::{
-    AccessFlags, Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation, INodeNo, LockOwner,
-    OpenAccMode, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory, ReplyEmpty, ReplyEntry,
-    ReplyOpen, ReplyWrite, ReplyXattr, Request, TimeOrNow, WriteFlags,
+    AccessFlags, Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation,
+    INodeNo, LockOwner, OpenAccMode, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate, ReplyData,
+    ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyWrite, ReplyXattr, Request, TimeOrNow,
+    WriteFlags,
 };
 use tokio::runtime::Handle;
 
@@ -42,7 +43,10 @@ pub struct IcefloeFs {
 /// An open file: what its reads are served from.
 enum OpenFile {
     /// A CSV view, with this open file's own batch cursor.
-    Csv { view: Arc<CsvView>, cursor: CursorSlot },
+    Csv {
+        view: Arc<CsvView>,
+        cursor: CursorSlot,
+    },
     /// A Parquet view in a spill file.
     Spill(Arc<SpillFile>),
     /// A small file rendered whole at open.
@@ -63,8 +67,17 @@ struct Inner {
 impl IcefloeFs {
     /// A file system over `catalog`, answering on `rt`, with a chunk cache of `cache_bytes`
     /// and Parquet spill files under `spill_parent` (default: the temporary directory).
-    pub fn new(catalog: Arc<Catalog>, rt: Handle, cache_bytes: u64, spill_parent: Option<&Path>) -> Result<IcefloeFs> {
-        let root = if catalog.is_warehouse() { Node::Warehouse } else { Node::Table(0) };
+    pub fn new(
+        catalog: Arc<Catalog>,
+        rt: Handle,
+        cache_bytes: u64,
+        spill_parent: Option<&Path>,
+    ) -> Result<IcefloeFs> {
+        let root = if catalog.is_warehouse() {
+            Node::Warehouse
+        } else {
+            Node::Table(0)
+        };
         let spill = SpillStore::new(spill_parent)?;
         tracing::debug!("spill directory {}", spill.path().display());
         Ok(IcefloeFs {
@@ -83,8 +96,11 @@ impl IcefloeFs {
     }
 
     /// Runs `f` on the runtime; its result (or errno) is handed to `reply`.
-    fn spawn<T, F>(&self, f: impl FnOnce(Arc<Inner>) -> F + Send + 'static, reply: impl FnOnce(Result<T, Errno>) + Send + 'static)
-    where
+    fn spawn<T, F>(
+        &self,
+        f: impl FnOnce(Arc<Inner>) -> F + Send + 'static,
+        reply: impl FnOnce(Result<T, Errno>) + Send + 'static,
+    ) where
         F: std::future::Future<Output = Result<T, Errno>> + Send + 'static,
         T: Send + 'static,
     {
@@ -137,7 +153,11 @@ impl Inner {
                     Scope::All => tree::DATA.to_string(),
                     Scope::File(i) => format!("{}/task {i}", tree::FILES),
                 };
-                format!("{table} snapshots/{}/{file}.{}", k.snapshot, k.format.extension())
+                format!(
+                    "{table} snapshots/{}/{file}.{}",
+                    k.snapshot,
+                    k.format.extension()
+                )
             }
             n => format!("{table} {n:?}"),
         }
@@ -146,7 +166,9 @@ impl Inner {
     /// The entry `name` of directory `parent`.
     async fn lookup(&self, parent: &Node, name: &OsStr) -> Result<Option<Node>, Errno> {
         let name = name.to_str().ok_or(Errno::ENOENT)?;
-        let children = tree::children(&self.catalog, parent).await.map_err(|e| self.fail(parent, e))?;
+        let children = tree::children(&self.catalog, parent)
+            .await
+            .map_err(|e| self.fail(parent, e))?;
         Ok(children.and_then(|c| c.into_iter().find(|(n, _)| n == name).map(|(_, node)| node)))
     }
 
@@ -162,10 +184,9 @@ impl Inner {
     }
 
     async fn plan(&self, key: &ViewKey) -> Result<Arc<crate::plan::SnapshotPlan>> {
-        let table = self
-            .catalog
-            .table(key.table)
-            .ok_or_else(|| icefloe_core::Error::SnapshotNotFound(format!("no table {}", key.table)))?;
+        let table = self.catalog.table(key.table).ok_or_else(|| {
+            icefloe_core::Error::SnapshotNotFound(format!("no table {}", key.table))
+        })?;
         table.plan(key.snapshot).await
     }
 
@@ -227,8 +248,12 @@ impl Inner {
                 Format::Parquet => self.spill_file(k).await.map(|f| f.len()),
             }
             .map_err(|e| self.fail(node, e))?,
-            Node::SnapshotsCsv(_) | Node::SnapshotJson(..) => self.small_file(node).ok_or(Errno::ENOENT)?.len() as u64,
-            Node::Current(_) | Node::Ref(..) => self.link_target(node).ok_or(Errno::ENOENT)?.len() as u64,
+            Node::SnapshotsCsv(_) | Node::SnapshotJson(..) => {
+                self.small_file(node).ok_or(Errno::ENOENT)?.len() as u64
+            }
+            Node::Current(_) | Node::Ref(..) => {
+                self.link_target(node).ok_or(Errno::ENOENT)?.len() as u64
+            }
             _ => 0,
         };
         let kind = node.kind();
@@ -273,9 +298,15 @@ impl Inner {
                 .map_err(|e| self.fail(node, e))?;
                 Ok((file, FopenFlags::FOPEN_KEEP_CACHE))
             }
-            Node::SnapshotJson(..) => Ok((OpenFile::Bytes(self.small_file(node).ok_or(Errno::ENOENT)?), FopenFlags::FOPEN_KEEP_CACHE)),
+            Node::SnapshotJson(..) => Ok((
+                OpenFile::Bytes(self.small_file(node).ok_or(Errno::ENOENT)?),
+                FopenFlags::FOPEN_KEEP_CACHE,
+            )),
             // Changes with the table: always read through, as it was at open.
-            Node::SnapshotsCsv(_) => Ok((OpenFile::Bytes(self.small_file(node).ok_or(Errno::ENOENT)?), FopenFlags::FOPEN_DIRECT_IO)),
+            Node::SnapshotsCsv(_) => Ok((
+                OpenFile::Bytes(self.small_file(node).ok_or(Errno::ENOENT)?),
+                FopenFlags::FOPEN_DIRECT_IO,
+            )),
             _ => Err(Errno::EISDIR),
         }
     }
@@ -415,11 +446,25 @@ impl Filesystem for IcefloeFs {
         reply.ok();
     }
 
-    fn flush(&self, _req: &Request, _ino: INodeNo, _fh: FileHandle, _lock_owner: LockOwner, reply: ReplyEmpty) {
+    fn flush(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _lock_owner: LockOwner,
+        reply: ReplyEmpty,
+    ) {
         reply.ok();
     }
 
-    fn readdir(&self, _req: &Request, ino: INodeNo, _fh: FileHandle, offset: u64, mut reply: ReplyDirectory) {
+    fn readdir(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        offset: u64,
+        mut reply: ReplyDirectory,
+    ) {
         let node = match self.node(ino) {
             Ok(n) => n,
             Err(e) => return reply.error(e),
@@ -433,7 +478,10 @@ impl Filesystem for IcefloeFs {
                     .await
                     .map_err(|e| inner.fail(&node, e))?
                     .ok_or(Errno::ENOENT)?;
-                let mut entries = vec![(ino.0, FileType::Directory, ".".to_string()), (ino.0, FileType::Directory, "..".to_string())];
+                let mut entries = vec![
+                    (ino.0, FileType::Directory, ".".to_string()),
+                    (ino.0, FileType::Directory, "..".to_string()),
+                ];
                 entries.extend(
                     children
                         .into_iter()
@@ -443,7 +491,9 @@ impl Filesystem for IcefloeFs {
             },
             move |r| match r {
                 Ok(entries) => {
-                    for (i, (ino, kind, name)) in entries.into_iter().enumerate().skip(offset as usize) {
+                    for (i, (ino, kind, name)) in
+                        entries.into_iter().enumerate().skip(offset as usize)
+                    {
                         if reply.add(INodeNo(ino), (i + 1) as u64, kind, name) {
                             break;
                         }
@@ -455,7 +505,14 @@ impl Filesystem for IcefloeFs {
         );
     }
 
-    fn getxattr(&self, _req: &Request, _ino: INodeNo, _name: &OsStr, _size: u32, reply: ReplyXattr) {
+    fn getxattr(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _name: &OsStr,
+        _size: u32,
+        reply: ReplyXattr,
+    ) {
         reply.error(Errno::NO_XATTR);
     }
 
@@ -498,11 +555,28 @@ impl Filesystem for IcefloeFs {
         reply.error(Errno::EROFS);
     }
 
-    fn mknod(&self, _req: &Request, _parent: INodeNo, _name: &OsStr, _mode: u32, _umask: u32, _rdev: u32, reply: ReplyEntry) {
+    fn mknod(
+        &self,
+        _req: &Request,
+        _parent: INodeNo,
+        _name: &OsStr,
+        _mode: u32,
+        _umask: u32,
+        _rdev: u32,
+        reply: ReplyEntry,
+    ) {
         reply.error(Errno::EROFS);
     }
 
-    fn mkdir(&self, _req: &Request, _parent: INodeNo, _name: &OsStr, _mode: u32, _umask: u32, reply: ReplyEntry) {
+    fn mkdir(
+        &self,
+        _req: &Request,
+        _parent: INodeNo,
+        _name: &OsStr,
+        _mode: u32,
+        _umask: u32,
+        reply: ReplyEntry,
+    ) {
         reply.error(Errno::EROFS);
     }
 
@@ -514,7 +588,14 @@ impl Filesystem for IcefloeFs {
         reply.error(Errno::EROFS);
     }
 
-    fn symlink(&self, _req: &Request, _parent: INodeNo, _link_name: &OsStr, _target: &Path, reply: ReplyEntry) {
+    fn symlink(
+        &self,
+        _req: &Request,
+        _parent: INodeNo,
+        _link_name: &OsStr,
+        _target: &Path,
+        reply: ReplyEntry,
+    ) {
         reply.error(Errno::EROFS);
     }
 
@@ -531,7 +612,14 @@ impl Filesystem for IcefloeFs {
         reply.error(Errno::EROFS);
     }
 
-    fn link(&self, _req: &Request, _ino: INodeNo, _newparent: INodeNo, _newname: &OsStr, reply: ReplyEntry) {
+    fn link(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _newparent: INodeNo,
+        _newname: &OsStr,
+        reply: ReplyEntry,
+    ) {
         reply.error(Errno::EROFS);
     }
 
@@ -550,11 +638,29 @@ impl Filesystem for IcefloeFs {
         reply.error(Errno::EROFS);
     }
 
-    fn create(&self, _req: &Request, _parent: INodeNo, _name: &OsStr, _mode: u32, _umask: u32, _flags: i32, reply: ReplyCreate) {
+    fn create(
+        &self,
+        _req: &Request,
+        _parent: INodeNo,
+        _name: &OsStr,
+        _mode: u32,
+        _umask: u32,
+        _flags: i32,
+        reply: ReplyCreate,
+    ) {
         reply.error(Errno::EROFS);
     }
 
-    fn setxattr(&self, _req: &Request, _ino: INodeNo, _name: &OsStr, _value: &[u8], _flags: i32, _position: u32, reply: ReplyEmpty) {
+    fn setxattr(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _name: &OsStr,
+        _value: &[u8],
+        _flags: i32,
+        _position: u32,
+        reply: ReplyEmpty,
+    ) {
         reply.error(Errno::EROFS);
     }
 
@@ -562,7 +668,16 @@ impl Filesystem for IcefloeFs {
         reply.error(Errno::EROFS);
     }
 
-    fn fallocate(&self, _req: &Request, _ino: INodeNo, _fh: FileHandle, _offset: u64, _length: u64, _mode: i32, reply: ReplyEmpty) {
+    fn fallocate(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _offset: u64,
+        _length: u64,
+        _mode: i32,
+        reply: ReplyEmpty,
+    ) {
         reply.error(Errno::EROFS);
     }
 }

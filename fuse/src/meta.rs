@@ -50,10 +50,13 @@ pub fn snapshot_json(m: &TableMetadata, s: &Snapshot) -> Bytes {
 
 /// Target of `current`: the current snapshot of `main`, if the table has one.
 pub fn current_target(m: &TableMetadata) -> Option<String> {
-    m.current_snapshot().map(|s| format!("snapshots/{}", s.snapshot_id))
+    m.current_snapshot()
+        .map(|s| format!("snapshots/{}", s.snapshot_id))
 }
 
 /// Target of `refs/<name>`.
 pub fn ref_target(m: &TableMetadata, name: &str) -> Option<String> {
-    m.refs.get(name).map(|r| format!("../snapshots/{}", r.snapshot_id))
+    m.refs
+        .get(name)
+        .map(|r| format!("../snapshots/{}", r.snapshot_id))
 }

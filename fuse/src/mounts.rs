@@ -7,12 +7,24 @@ use crate::error::{FuseError, Result};
 
 /// Whether `dir` is the mount point of a FUSE file system (from `/proc/self/mountinfo`).
 pub fn is_mounted(dir: &Path) -> bool {
-    let Ok(dir) = dir.canonicalize() else { return false };
-    let Ok(info) = std::fs::read_to_string("/proc/self/mountinfo") else { return false };
+    let Ok(dir) = dir.canonicalize() else {
+        return false;
+    };
+    let Ok(info) = std::fs::read_to_string("/proc/self/mountinfo") else {
+        return false;
+    };
     info.lines().any(|line| {
         let fields: Vec<&str> = line.split(' ').collect();
-        let fstype = fields.iter().skip_while(|f| **f != "-").nth(1).copied().unwrap_or("");
-        fields.get(4).is_some_and(|p| Path::new(&unescape(p)) == dir) && fstype.starts_with("fuse")
+        let fstype = fields
+            .iter()
+            .skip_while(|f| **f != "-")
+            .nth(1)
+            .copied()
+            .unwrap_or("");
+        fields
+            .get(4)
+            .is_some_and(|p| Path::new(&unescape(p)) == dir)
+            && fstype.starts_with("fuse")
     })
 }
 
@@ -22,7 +34,9 @@ fn unescape(s: &str) -> String {
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        let octal = b.get(i + 1..i + 4).filter(|d| b[i] == b'\\' && d.iter().all(|c| (b'0'..=b'7').contains(c)));
+        let octal = b
+            .get(i + 1..i + 4)
+            .filter(|d| b[i] == b'\\' && d.iter().all(|c| (b'0'..=b'7').contains(c)));
         match octal {
             Some(d) => {
                 out.push((d[0] - b'0') * 64 + (d[1] - b'0') * 8 + (d[2] - b'0'));

@@ -39,10 +39,9 @@ impl SnapshotPlan {
             .lineage(true)
             .build(table)?;
         let tasks = scan.plan_files().await?;
-        let snapshot = scan
-            .snapshot()
-            .cloned()
-            .ok_or_else(|| icefloe_core::Error::SnapshotNotFound(format!("snapshot {snapshot_id} not found")))?;
+        let snapshot = scan.snapshot().cloned().ok_or_else(|| {
+            icefloe_core::Error::SnapshotNotFound(format!("snapshot {snapshot_id} not found"))
+        })?;
         let file_names = view_names(tasks.iter().map(|t| t.data_file.file_path.as_str()));
         let layouts = tasks.iter().map(|_| OnceCell::new()).collect();
         let csv = CsvRenderer::new(&scan.schema());
@@ -70,7 +69,11 @@ pub fn view_names<'a>(paths: impl Iterator<Item = &'a str>) -> Vec<String> {
     paths
         .map(|p| {
             let base = p.rsplit('/').next().unwrap_or(p);
-            let stem = base.rsplit_once('.').map(|(s, _)| s).filter(|s| !s.is_empty()).unwrap_or(base);
+            let stem = base
+                .rsplit_once('.')
+                .map(|(s, _)| s)
+                .filter(|s| !s.is_empty())
+                .unwrap_or(base);
             let n = seen.entry(stem.to_string()).or_insert(0);
             *n += 1;
             if *n == 1 {
@@ -89,7 +92,13 @@ mod tests {
     #[test]
     fn names_are_stems_and_unique() {
         let names = view_names(
-            ["/w/t/data/a=1/00000-1-x.parquet", "/w/t/data/a=2/00000-1-x.parquet", "/w/t/data/b.parquet", "c"].into_iter(),
+            [
+                "/w/t/data/a=1/00000-1-x.parquet",
+                "/w/t/data/a=2/00000-1-x.parquet",
+                "/w/t/data/b.parquet",
+                "c",
+            ]
+            .into_iter(),
         );
         assert_eq!(names, ["00000-1-x", "00000-1-x~2", "b", "c"]);
     }

@@ -57,7 +57,8 @@ pub fn discover(location: &str) -> Result<Vec<TableSource>> {
 
 /// Names of the subdirectories of `dir` that are valid UTF-8, sorted.
 fn sorted_dirs(dir: &Path) -> Result<Vec<String>> {
-    let entries = std::fs::read_dir(dir).map_err(|e| FuseError::io(format!("cannot list {}", dir.display()), e))?;
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| FuseError::io(format!("cannot list {}", dir.display()), e))?;
     let mut names: Vec<String> = entries
         .filter_map(|e| e.ok())
         .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
@@ -85,10 +86,19 @@ mod tests {
         assert!(found[0].location.ends_with("db/a"));
         // The table itself.
         let one = discover(&found[1].location).unwrap();
-        assert_eq!(one, vec![TableSource { path: vec![], location: found[1].location.clone() }]);
+        assert_eq!(
+            one,
+            vec![TableSource {
+                path: vec![],
+                location: found[1].location.clone()
+            }]
+        );
         // Nothing there.
         let empty = tempfile::tempdir().unwrap();
-        assert!(matches!(discover(empty.path().to_str().unwrap()), Err(FuseError::NoTables(_))));
+        assert!(matches!(
+            discover(empty.path().to_str().unwrap()),
+            Err(FuseError::NoTables(_))
+        ));
         assert!(is_table("s3://bucket/db/t"));
     }
 }

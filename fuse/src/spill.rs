@@ -47,9 +47,9 @@ impl SpillFile {
             return Ok(Vec::new());
         }
         let mut buf = vec![0; (end - offset) as usize];
-        self.file
-            .read_exact_at(&mut buf, offset)
-            .map_err(|e| FuseError::io(format!("cannot read spill file {}", self.path.display()), e))?;
+        self.file.read_exact_at(&mut buf, offset).map_err(|e| {
+            FuseError::io(format!("cannot read spill file {}", self.path.display()), e)
+        })?;
         Ok(buf)
     }
 }
@@ -127,7 +127,12 @@ impl SpillStore {
 /// Streams the view's rows into a Parquet file at `path`; returns it open for reading.
 async fn write_parquet(path: &Path, key: &ViewKey, plan: &Arc<SnapshotPlan>) -> Result<File> {
     let io = |e| FuseError::io(format!("cannot write spill file {}", path.display()), e);
-    let file = File::options().read(true).write(true).create_new(true).open(path).map_err(io)?;
+    let file = File::options()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(io)?;
     let mut w = ParquetWriter::new(BufWriter::with_capacity(1 << 20, file), &plan.scan.schema())?;
     let mut stream = match key.scope {
         Scope::All => plan.scan.read_tasks(plan.tasks.clone()),

@@ -189,8 +189,15 @@ pub fn ref_file_name(name: &str) -> String {
 pub async fn children(catalog: &Catalog, dir: &Node) -> Result<Option<Vec<(String, Node)>>> {
     let entries = match dir {
         Node::Warehouse => {
-            let namespaces: BTreeSet<String> = catalog.tables().iter().filter_map(|t| t.path.first().cloned()).collect();
-            namespaces.into_iter().map(|ns| (ns.clone(), Node::Namespace(ns))).collect()
+            let namespaces: BTreeSet<String> = catalog
+                .tables()
+                .iter()
+                .filter_map(|t| t.path.first().cloned())
+                .collect();
+            namespaces
+                .into_iter()
+                .map(|ns| (ns.clone(), Node::Namespace(ns)))
+                .collect()
         }
         Node::Namespace(ns) => catalog
             .tables()
@@ -199,7 +206,9 @@ pub async fn children(catalog: &Catalog, dir: &Node) -> Result<Option<Vec<(Strin
             .map(|t| (t.path[1].clone(), Node::Table(t.id)))
             .collect(),
         Node::Table(t) => {
-            let Some(table) = catalog.table(*t) else { return Ok(None) };
+            let Some(table) = catalog.table(*t) else {
+                return Ok(None);
+            };
             let mut v = Vec::new();
             if table.table().metadata().current_snapshot().is_some() {
                 v.push(("current".to_string(), Node::Current(*t)));
@@ -210,7 +219,9 @@ pub async fn children(catalog: &Catalog, dir: &Node) -> Result<Option<Vec<(Strin
             v
         }
         Node::RefsDir(t) => {
-            let Some(table) = catalog.table(*t) else { return Ok(None) };
+            let Some(table) = catalog.table(*t) else {
+                return Ok(None);
+            };
             let table = table.table();
             table
                 .metadata()
@@ -220,7 +231,9 @@ pub async fn children(catalog: &Catalog, dir: &Node) -> Result<Option<Vec<(Strin
                 .collect()
         }
         Node::SnapshotsDir(t) => {
-            let Some(table) = catalog.table(*t) else { return Ok(None) };
+            let Some(table) = catalog.table(*t) else {
+                return Ok(None);
+            };
             let table = table.table();
             let mut snaps: Vec<_> = table.metadata().snapshots.iter().collect();
             snaps.sort_by_key(|s| (s.sequence_number, s.timestamp_ms));
@@ -249,7 +262,9 @@ pub async fn children(catalog: &Catalog, dir: &Node) -> Result<Option<Vec<(Strin
             ]
         }
         Node::FilesDir(t, s) => {
-            let Some(table) = catalog.table(*t) else { return Ok(None) };
+            let Some(table) = catalog.table(*t) else {
+                return Ok(None);
+            };
             let plan = table.plan(*s).await?;
             let mut v = Vec::with_capacity(2 * plan.file_names.len());
             for (i, stem) in plan.file_names.iter().enumerate() {

@@ -38,10 +38,12 @@ pub struct ChunkKey {
 /// Rendered chunks, bounded by their total size in bytes.
 pub type ChunkCache = Cache<ChunkKey, Bytes>;
 
-/// A chunk cache holding at most `bytes`.
+/// A chunk cache holding at most `bytes`. Least-recently-used eviction: views are mostly read
+/// sequentially, and a just-rendered chunk must be admitted even when the cache is full.
 pub fn chunk_cache(bytes: u64) -> ChunkCache {
     Cache::builder()
         .max_capacity(bytes)
+        .eviction_policy(moka::policy::EvictionPolicy::lru())
         .weigher(|_, v: &Bytes| u32::try_from(v.len()).unwrap_or(u32::MAX))
         .build()
 }
@@ -69,8 +71,38 @@ pub struct Cursor {
     stream: BoxStream<'static, icefloe_core::Result<RecordBatch>>,
 }
 
-/// The cursor slot of an open file.
-pub type CursorSlot = Arc<tokio::sync::Mutex<Option<Cursor>>>;
+/// How many rendered chunks an open file keeps for itself (the one being read and the one
+/// prefetched), whatever the shared cache evicts.
+const RECENT_CHUNKS: usize = 2;
+
+/// The read state of one open file: its cursor and the chunks it rendered last. The chunks
+/// are behind their own lock, so a read of a chunk already rendered never waits for the
+/// cursor (busy prefetching the next one).
+#[derive(Default)]
+pub struct ReadState {
+    cursor: tokio::sync::Mutex<Option<Cursor>>,
+    recent: Mutex<std::collections::VecDeque<(ChunkKey, Bytes)>>,
+}
+
+impl ReadState {
+    fn recent(&self, key: &ChunkKey) -> Option<Bytes> {
+        lock(&self.recent)
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, b)| b.clone())
+    }
+
+    fn remember(&self, key: ChunkKey, bytes: Bytes) {
+        let mut recent = lock(&self.recent);
+        if recent.len() == RECENT_CHUNKS {
+            recent.pop_front();
+        }
+        recent.push_back((key, bytes));
+    }
+}
+
+/// The read state of an open file, shared with its background prefetch.
+pub type CursorSlot = Arc<ReadState>;
 
 /// One CSV view with its offset index.
 pub struct CsvView {
@@ -90,7 +122,12 @@ impl CsvView {
     /// Reads `size` bytes at `offset` (fewer at the end of the view), rendering the chunks not in
     /// the cache through `cursor`. Afterwards the next chunk is rendered in the background, so a
     /// sequential reader finds it ready.
-    pub async fn read(self: &Arc<Self>, offset: u64, size: u32, cursor: &CursorSlot) -> Result<Vec<u8>> {
+    pub async fn read(
+        self: &Arc<Self>,
+        offset: u64,
+        size: u32,
+        cursor: &CursorSlot,
+    ) -> Result<Vec<u8>> {
         let end = self.size.min(offset.saturating_add(u64::from(size)));
         if offset >= end {
             return Ok(Vec::new());
@@ -113,7 +150,8 @@ impl CsvView {
             i += 1;
         }
         if let Some(&next) = self.chunks.get(i) {
-            if !self.cache.contains_key(&self.key(next)) {
+            let key = self.key(next);
+            if cursor.recent(&key).is_none() && !self.cache.contains_key(&key) {
                 let (view, cursor) = (self.clone(), cursor.clone());
                 tokio::spawn(async move {
                     if let Err(e) = view.chunk(next, &cursor).await {
@@ -137,11 +175,17 @@ impl CsvView {
     /// The bytes of chunk `c`, from the cache or rendered through the cursor.
     async fn chunk(&self, c: Chunk, cursor: &CursorSlot) -> Result<Bytes> {
         let key = self.key(c);
+        if let Some(b) = cursor.recent(&key) {
+            return Ok(b);
+        }
         if let Some(b) = self.cache.get(&key).await {
             return Ok(b);
         }
-        let mut slot = cursor.lock().await;
-        // Another read of this file may have rendered it while we waited.
+        let mut slot = cursor.cursor.lock().await;
+        // Rendered for this file (or by another read) while we waited?
+        if let Some(b) = cursor.recent(&key) {
+            return Ok(b);
+        }
         if let Some(b) = self.cache.get(&key).await {
             return Ok(b);
         }
@@ -155,7 +199,10 @@ impl CsvView {
         };
         let ended = || FuseError::Inconsistent {
             view: self.name.clone(),
-            reason: format!("data file {} has fewer batches than when counted", self.plan.tasks[c.task].data_file.file_path),
+            reason: format!(
+                "data file {} has fewer batches than when counted",
+                self.plan.tasks[c.task].data_file.file_path
+            ),
         };
         while cur.next < c.batch {
             cur.stream.next().await.ok_or_else(ended)??;
@@ -167,10 +214,17 @@ impl CsvView {
         if bytes.len() as u64 != c.len {
             return Err(FuseError::Inconsistent {
                 view: self.name.clone(),
-                reason: format!("batch {} of task {} is {} bytes, counted {}", c.batch, c.task, bytes.len(), c.len),
+                reason: format!(
+                    "batch {} of task {} is {} bytes, counted {}",
+                    c.batch,
+                    c.task,
+                    bytes.len(),
+                    c.len
+                ),
             });
         }
         self.cache.insert(key, bytes.clone()).await;
+        cursor.remember(key, bytes.clone());
         *slot = Some(cur);
         Ok(bytes)
     }
@@ -192,7 +246,12 @@ impl CsvViews {
     }
 
     /// The view `key` of `plan`, built by a counting pass on first use. `name` is used in logs.
-    pub async fn get(&self, key: &ViewKey, plan: &Arc<SnapshotPlan>, name: &str) -> Result<Arc<CsvView>> {
+    pub async fn get(
+        &self,
+        key: &ViewKey,
+        plan: &Arc<SnapshotPlan>,
+        name: &str,
+    ) -> Result<Arc<CsvView>> {
         let cell = lock(&self.views).entry(key.clone()).or_default().clone();
         let view = cell
             .get_or_try_init(|| async {
@@ -206,7 +265,12 @@ impl CsvViews {
         Ok(view.clone())
     }
 
-    async fn build(&self, name: &str, plan: &Arc<SnapshotPlan>, tasks: &[usize]) -> Result<CsvView> {
+    async fn build(
+        &self,
+        name: &str,
+        plan: &Arc<SnapshotPlan>,
+        tasks: &[usize],
+    ) -> Result<CsvView> {
         // One task per data file, at most COUNT_CONCURRENCY counting at once.
         let permits = Arc::new(tokio::sync::Semaphore::new(COUNT_CONCURRENCY));
         let handles: Vec<_> = tasks
@@ -228,7 +292,12 @@ impl CsvViews {
         for (&task, layout) in tasks.iter().zip(&layouts) {
             for (batch, &len) in layout.batch_lens.iter().enumerate() {
                 if len > 0 {
-                    chunks.push(Chunk { offset, len, task, batch });
+                    chunks.push(Chunk {
+                        offset,
+                        len,
+                        task,
+                        batch,
+                    });
                     offset += len;
                 }
             }
@@ -246,7 +315,11 @@ impl CsvViews {
 
 /// The layout of one data file, counted once per plan: every batch is encoded (and cached, as
 /// the first read will want it) to learn its length.
-async fn layout(plan: &Arc<SnapshotPlan>, task: usize, cache: &ChunkCache) -> Result<Arc<FileLayout>> {
+async fn layout(
+    plan: &Arc<SnapshotPlan>,
+    task: usize,
+    cache: &ChunkCache,
+) -> Result<Arc<FileLayout>> {
     let layout = plan.layouts[task]
         .get_or_try_init(|| async {
             let mut stream = plan.scan.read_task(plan.tasks[task].clone());
@@ -278,7 +351,10 @@ mod tests {
     use crate::tree::Format;
     use icefloe_core::Table;
 
-    const LARGE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/warehouse/db/v3_dv_large");
+    const LARGE: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/warehouse/db/v3_dv_large"
+    );
 
     /// The whole view, rendered in one go through the core's encoder.
     async fn whole(plan: &SnapshotPlan) -> Vec<u8> {
@@ -306,13 +382,20 @@ mod tests {
         };
         let view = views.get(&key, &plan, "test").await.expect("view");
         assert_eq!(view.size(), want.len() as u64);
-        assert!(view.chunks.len() >= 5, "54,327 rows in batches of up to 8192: {} chunks", view.chunks.len());
+        assert!(
+            view.chunks.len() >= 5,
+            "54,327 rows in batches of up to 8192: {} chunks",
+            view.chunks.len()
+        );
         assert_eq!(view.chunks[0].offset, plan.csv.header().len() as u64);
         // Sequential reads of 128 KiB, as the kernel issues them.
         let cursor = CursorSlot::default();
         let mut got = Vec::new();
         loop {
-            let b = view.read(got.len() as u64, 128 << 10, &cursor).await.expect("read");
+            let b = view
+                .read(got.len() as u64, 128 << 10, &cursor)
+                .await
+                .expect("read");
             if b.is_empty() {
                 break;
             }
@@ -328,7 +411,11 @@ mod tests {
             let end = (offset as usize + 70_001).min(want.len());
             assert!(b == want[offset as usize..end], "read at {offset}");
         }
-        assert!(view.read(want.len() as u64, 10, &cursor).await.expect("eof").is_empty());
+        assert!(view
+            .read(want.len() as u64, 10, &cursor)
+            .await
+            .expect("eof")
+            .is_empty());
     }
 
     #[tokio::test(flavor = "multi_thread")]
@@ -346,7 +433,10 @@ mod tests {
                 format: Format::Csv,
             };
             let view = views.get(&key, &plan, "file").await.expect("view");
-            let bytes = view.read(0, u32::MAX, &CursorSlot::default()).await.expect("read");
+            let bytes = view
+                .read(0, u32::MAX, &CursorSlot::default())
+                .await
+                .expect("read");
             assert_eq!(bytes.len() as u64, view.size());
             assert!(bytes.starts_with(plan.csv.header()));
             rows += bytes.iter().filter(|b| **b == b'\n').count() - 1;

@@ -38,7 +38,10 @@ pub struct MountArgs {
 /// unmount cleanly), or with `--daemon` in a background process.
 pub fn mount(args: MountArgs) -> Result<()> {
     if !args.mountpoint.is_dir() {
-        bail!("mount point {} is not a directory", args.mountpoint.display());
+        bail!(
+            "mount point {} is not a directory",
+            args.mountpoint.display()
+        );
     }
     if args.daemon {
         return daemonize(&args);
@@ -101,10 +104,19 @@ fn daemonize(args: &MountArgs) -> Result<()> {
 /// Parses a size: bytes, or a number with K, M, G, T (powers of 1024; `KiB`, `MB`… accepted).
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let n: f64 = num.parse().map_err(|_| format!("not a size: {s:?} (try 256MiB)"))?;
-    let shift = match unit.trim().to_ascii_uppercase().trim_end_matches('B').trim_end_matches('I') {
+    let n: f64 = num
+        .parse()
+        .map_err(|_| format!("not a size: {s:?} (try 256MiB)"))?;
+    let shift = match unit
+        .trim()
+        .to_ascii_uppercase()
+        .trim_end_matches('B')
+        .trim_end_matches('I')
+    {
         "" => 0,
         "K" => 10,
         "M" => 20,

@@ -198,8 +198,7 @@ impl TaskReader {
                 self.columns.get(&id).and_then(|i| {
                     cast(batch.column(*i), &arrow::datatypes::DataType::Int64)
                         .ok()
-                        .map(|a| a.as_any().downcast_ref::<Int64Array>().cloned())
-                        .flatten()
+                        .and_then(|a| a.as_any().downcast_ref::<Int64Array>().cloned())
                 })
             };
             let first = self.task.first_row_id;

@@ -24,7 +24,7 @@ use crate::plan::SnapshotPlan;
 use crate::tree::{Scope, ViewKey};
 
 /// How many data files the counting pass reads at once.
-const COUNT_CONCURRENCY: usize = 4;
+const COUNT_CONCURRENCY: usize = 2;
 
 /// A rendered chunk: one batch of one data file of one snapshot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -40,7 +40,13 @@ pub struct IcefloeFs {
     rt: Handle,
 }
 
-/// An open file: what its reads are served from.
+/// An open file: the node it was opened as, and what its reads are served from.
+struct OpenHandle {
+    node: Node,
+    file: OpenFile,
+}
+
+/// What an open file's reads are served from.
 enum OpenFile {
     /// A CSV view, with this open file's own batch cursor.
     Csv {
@@ -58,7 +64,7 @@ struct Inner {
     inodes: Inodes,
     csv: CsvViews,
     spill: SpillStore,
-    handles: Mutex<HashMap<u64, Arc<OpenFile>>>,
+    handles: Mutex<HashMap<u64, Arc<OpenHandle>>>,
     next_fh: AtomicU64,
     uid: u32,
     gid: u32,
@@ -311,7 +317,7 @@ impl Inner {
         }
     }
 
-    fn handle(&self, fh: FileHandle) -> Result<Arc<OpenFile>, Errno> {
+    fn handle(&self, fh: FileHandle) -> Result<Arc<OpenHandle>, Errno> {
         lock(&self.handles).get(&fh.0).cloned().ok_or(Errno::EBADF)
     }
 }
@@ -380,7 +386,7 @@ impl Filesystem for IcefloeFs {
             move |inner| async move {
                 let (file, flags) = inner.open(&node).await?;
                 let fh = inner.next_fh.fetch_add(1, Ordering::Relaxed);
-                lock(&inner.handles).insert(fh, Arc::new(file));
+                lock(&inner.handles).insert(fh, Arc::new(OpenHandle { node, file }));
                 Ok((fh, flags))
             },
             move |r| match r {
@@ -393,7 +399,7 @@ impl Filesystem for IcefloeFs {
     fn read(
         &self,
         _req: &Request,
-        ino: INodeNo,
+        _ino: INodeNo,
         fh: FileHandle,
         offset: u64,
         size: u32,
@@ -401,27 +407,23 @@ impl Filesystem for IcefloeFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyData,
     ) {
-        let file = match self.inner.handle(fh) {
-            Ok(f) => f,
+        let handle = match self.inner.handle(fh) {
+            Ok(h) => h,
             Err(e) => return reply.error(e),
         };
-        match &*file {
+        match &handle.file {
             OpenFile::Bytes(b) => reply.data(slice(b, offset, size)),
             OpenFile::Spill(f) => match f.read_at(offset, size) {
                 Ok(buf) => reply.data(&buf),
-                Err(e) => {
-                    let node = self.node(ino).unwrap_or(Node::Warehouse);
-                    reply.error(self.inner.fail(&node, e))
-                }
+                Err(e) => reply.error(self.inner.fail(&handle.node, e)),
             },
             OpenFile::Csv { view, cursor } => {
-                let (view, cursor) = (view.clone(), cursor.clone());
+                let (view, cursor, handle) = (view.clone(), cursor.clone(), handle.clone());
                 self.spawn(
                     move |inner| async move {
-                        view.read(offset, size, &cursor).await.map_err(|e| {
-                            let node = inner.inodes.node(ino.0).unwrap_or(Node::Warehouse);
-                            inner.fail(&node, e)
-                        })
+                        view.read(offset, size, &cursor)
+                            .await
+                            .map_err(|e| inner.fail(&handle.node, e))
                     },
                     move |r| match r {
                         Ok(buf) => reply.data(&buf),

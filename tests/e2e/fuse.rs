@@ -726,19 +726,29 @@ fn sigterm_unmounts_cleanly_and_removes_spill_files() {
 fn daemon_mode_returns_once_mounted() {
     check_fuse_available();
     let dir = tempfile::tempdir().expect("mount point");
+    let log_dir = tempfile::tempdir().expect("log dir");
+    let log = log_dir.path().join("daemon.log");
     let out = run(Command::new(ICEFLOE)
+        .env("ICEFLOE_LOG", "icefloe_fuse=info")
         .arg("mount")
         .arg(table_dir("v3_basic"))
         .arg(dir.path())
-        .arg("--daemon"));
+        .arg("--daemon")
+        .arg("--log-file")
+        .arg(&log));
     assert!(
         is_mounted(dir.path()),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
     let ok = std::fs::read_link(dir.path().join("current")).is_ok();
+    let logged = std::fs::read_to_string(&log).unwrap_or_default();
     run(Command::new("fusermount3").arg("-u").arg(dir.path()));
     assert!(ok, "current is listed");
+    assert!(
+        logged.contains("mounted"),
+        "the daemon logs to --log-file: {logged:?}"
+    );
     let start = Instant::now();
     while is_mounted(dir.path()) {
         assert!(start.elapsed() < Duration::from_secs(10));

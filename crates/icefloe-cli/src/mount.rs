@@ -32,6 +32,10 @@ pub struct MountArgs {
     /// Return once mounted, serving from a background process (stop it with fusermount3 -u).
     #[arg(long)]
     pub daemon: bool,
+    /// With --daemon: append the background process's log (errors naming unreadable files)
+    /// to FILE instead of discarding it.
+    #[arg(long, value_name = "FILE", requires = "daemon")]
+    pub log_file: Option<PathBuf>,
 }
 
 /// Runs `icefloe mount`: in the foreground until unmounted or interrupted (Ctrl-C or SIGTERM
@@ -72,11 +76,37 @@ pub fn mount(args: MountArgs) -> Result<()> {
 fn daemonize(args: &MountArgs) -> Result<()> {
     use std::os::unix::process::CommandExt;
     let exe = std::env::current_exe().context("cannot find the icefloe executable")?;
+    let log = match &args.log_file {
+        Some(p) => Stdio::from(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .with_context(|| format!("cannot open log file {}", p.display()))?,
+        ),
+        None => Stdio::null(),
+    };
+    // The same arguments without --daemon (--log-file only applies to this parent).
+    let mut child_args = Vec::new();
+    let mut skip_next = false;
+    for a in std::env::args_os().skip(1) {
+        if std::mem::take(&mut skip_next) || a == "--daemon" {
+            continue;
+        }
+        if a == "--log-file" {
+            skip_next = true;
+            continue;
+        }
+        if a.to_str().is_some_and(|s| s.starts_with("--log-file=")) {
+            continue;
+        }
+        child_args.push(a);
+    }
     let mut child = Command::new(exe)
-        .args(std::env::args_os().skip(1).filter(|a| a != "--daemon"))
+        .args(child_args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(log)
         .process_group(0)
         .spawn()
         .context("cannot start the mount process")?;

@@ -24,7 +24,7 @@ use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 
 use super::value::{ColumnEncoder, Flavor};
-use super::{io_error, FLUSH_THRESHOLD, ROWS_PER_CHUNK};
+use super::{finish_buffered, write_chunked, FLUSH_THRESHOLD};
 use crate::error::{Error, Result};
 
 /// Streams record batches as CSV to `W`.
@@ -70,18 +70,9 @@ impl<W: Write> CsvWriter<W> {
             )));
         }
         let mut rows = Rows::try_new(batch)?;
-        let n = batch.num_rows();
-        let mut start = 0;
-        while start < n {
-            let end = n.min(start + ROWS_PER_CHUNK);
-            rows.write(start..end, &mut self.buf);
-            if self.buf.len() >= FLUSH_THRESHOLD {
-                self.w.write_all(&self.buf).map_err(io_error)?;
-                self.buf.clear();
-            }
-            start = end;
-        }
-        Ok(())
+        write_chunked(&mut self.w, &mut self.buf, batch.num_rows(), |r, buf| {
+            rows.write(r, buf)
+        })
     }
 
     /// Writes what is buffered (the header, if no batch came), flushes `W` and returns it.
@@ -89,8 +80,7 @@ impl<W: Write> CsvWriter<W> {
     /// # Errors
     /// [`Error::Output`] when `W` fails.
     pub fn finish(mut self) -> Result<W> {
-        self.w.write_all(&self.buf).map_err(io_error)?;
-        self.w.flush().map_err(io_error)?;
+        finish_buffered(&mut self.w, &self.buf)?;
         Ok(self.w)
     }
 }

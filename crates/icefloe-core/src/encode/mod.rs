@@ -28,6 +28,33 @@ pub(crate) const FLUSH_THRESHOLD: usize = 1 << 16;
 /// Rows the text writers encode between two checks of their buffer.
 pub(crate) const ROWS_PER_CHUNK: usize = 256;
 
+/// Encodes rows `0..n` in chunks of [`ROWS_PER_CHUNK`] with `encode`, handing the buffer to
+/// `w` whenever it passes [`FLUSH_THRESHOLD`] (so memory stays bounded for any batch size).
+pub(crate) fn write_chunked<W: std::io::Write>(
+    w: &mut W,
+    buf: &mut Vec<u8>,
+    n: usize,
+    mut encode: impl FnMut(std::ops::Range<usize>, &mut Vec<u8>),
+) -> crate::Result<()> {
+    let mut start = 0;
+    while start < n {
+        let end = n.min(start + ROWS_PER_CHUNK);
+        encode(start..end, buf);
+        if buf.len() >= FLUSH_THRESHOLD {
+            w.write_all(buf).map_err(io_error)?;
+            buf.clear();
+        }
+        start = end;
+    }
+    Ok(())
+}
+
+/// Writes what is left in `buf` and flushes `w`.
+pub(crate) fn finish_buffered<W: std::io::Write>(w: &mut W, buf: &[u8]) -> crate::Result<()> {
+    w.write_all(buf).map_err(io_error)?;
+    w.flush().map_err(io_error)
+}
+
 /// Wraps an I/O error of the underlying writer.
 pub(crate) fn io_error(e: std::io::Error) -> Error {
     Error::Output(e.to_string())

@@ -18,6 +18,9 @@ pub enum FdwError {
         object: &'static str,
         valid: String,
     },
+    /// A storage secret given where every role can read it (server or table options).
+    #[error("option \"{name}\" is a secret: give it in CREATE USER MAPPING ... OPTIONS, not on {object}")]
+    MisplacedSecret { name: String, object: &'static str },
     /// An option whose value cannot be used.
     #[error("invalid value for option \"{name}\": {reason}")]
     BadOption { name: String, reason: String },
@@ -79,7 +82,9 @@ impl FdwError {
                 E::InvalidArgument(_) => PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
                 E::Output(_) => PgSqlErrorCode::ERRCODE_FDW_ERROR,
             },
-            FdwError::UnknownOption { .. } => PgSqlErrorCode::ERRCODE_FDW_INVALID_OPTION_NAME,
+            FdwError::UnknownOption { .. } | FdwError::MisplacedSecret { .. } => {
+                PgSqlErrorCode::ERRCODE_FDW_INVALID_OPTION_NAME
+            }
             FdwError::BadOption { .. } | FdwError::Options(_) => {
                 PgSqlErrorCode::ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE
             }

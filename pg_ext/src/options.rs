@@ -161,10 +161,10 @@ pub fn validate(opts: &OptionList, target: OptionTarget) -> Result<(), FdwError>
     for (i, (name, value)) in opts.iter().enumerate() {
         if !valid.contains(&name.as_str()) {
             if STORAGE_SECRETS.contains(&name.as_str()) {
-                return Err(FdwError::Options(format!(
-                    "option \"{name}\" is a secret: give it in CREATE USER MAPPING ... OPTIONS, not on {}",
-                    target.name()
-                )));
+                return Err(FdwError::MisplacedSecret {
+                    name: name.clone(),
+                    object: target.name(),
+                });
             }
             return Err(FdwError::UnknownOption {
                 name: name.clone(),

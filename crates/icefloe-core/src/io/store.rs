@@ -104,14 +104,14 @@ impl TableIo {
             for candidate in equivalent_prefixes(rec) {
                 if let Some(rest) = written.strip_prefix(&candidate) {
                     if rest.is_empty() || rest.starts_with('/') {
-                        return Path::from(format!("{}{}", self.root, rest).trim_start_matches('/'));
+                        return object_path(format!("{}{}", self.root, rest).trim_start_matches('/'));
                     }
                 }
             }
         }
         match Url::parse(written) {
-            Ok(u) if u.scheme().len() > 1 => Path::from(url_path(&u).trim_start_matches('/')),
-            _ => Path::from(written.trim_start_matches('/')),
+            Ok(u) if u.scheme().len() > 1 => object_path(url_path(&u).trim_start_matches('/')),
+            _ => object_path(written.trim_start_matches('/')),
         }
     }
 
@@ -177,6 +177,14 @@ impl TableIo {
             Err(e) => Err(crate::Error::from_store(self.display(&p), e)),
         }
     }
+}
+
+/// A store path naming exactly the object `p` (a path written in metadata, already in the
+/// store's own spelling). `Path::from` would percent-encode `%`, so a Hive-style partition
+/// directory such as `cat=x+y%2Fz` (as Iceberg writers name them) would name another object;
+/// `Path::parse` keeps it. Paths `parse` rejects (empty or `.` segments) fall back to `from`.
+fn object_path(p: &str) -> Path {
+    Path::parse(p).unwrap_or_else(|_| Path::from(p))
 }
 
 /// The forms a recorded location may be written in: `/x`, `file:/x`, `file:///x`.

@@ -228,18 +228,35 @@ impl ColumnReader {
         Ok(match (kind, a.data_type()) {
             (Kind::Null, _) => ColumnReader::Null,
             (Kind::Bool, DataType::Boolean) => ColumnReader::Bool(a.as_boolean().clone()),
-            (Kind::Int4, DataType::Int32) => ColumnReader::Int4(a.as_primitive::<Int32Type>().clone()),
-            (Kind::Int8, DataType::Int64) => ColumnReader::Int8(a.as_primitive::<Int64Type>().clone()),
-            (Kind::Float4, DataType::Float32) => ColumnReader::Float4(a.as_primitive::<Float32Type>().clone()),
-            (Kind::Float8, DataType::Float64) => ColumnReader::Float8(a.as_primitive::<Float64Type>().clone()),
-            (Kind::Numeric(f), DataType::Decimal128(_, s)) => {
-                ColumnReader::Numeric(a.as_primitive::<Decimal128Type>().clone(), *s, f.clone(), String::new())
+            (Kind::Int4, DataType::Int32) => {
+                ColumnReader::Int4(a.as_primitive::<Int32Type>().clone())
             }
+            (Kind::Int8, DataType::Int64) => {
+                ColumnReader::Int8(a.as_primitive::<Int64Type>().clone())
+            }
+            (Kind::Float4, DataType::Float32) => {
+                ColumnReader::Float4(a.as_primitive::<Float32Type>().clone())
+            }
+            (Kind::Float8, DataType::Float64) => {
+                ColumnReader::Float8(a.as_primitive::<Float64Type>().clone())
+            }
+            (Kind::Numeric(f), DataType::Decimal128(_, s)) => ColumnReader::Numeric(
+                a.as_primitive::<Decimal128Type>().clone(),
+                *s,
+                f.clone(),
+                String::new(),
+            ),
             (Kind::Text, DataType::Utf8) => ColumnReader::Text(a.as_string::<i32>().clone()),
             (Kind::Bytea, DataType::Binary) => ColumnReader::Binary(a.as_binary::<i32>().clone()),
-            (Kind::Bytea, DataType::FixedSizeBinary(_)) => ColumnReader::Fixed(a.as_fixed_size_binary().clone()),
-            (Kind::Uuid, DataType::FixedSizeBinary(16)) => ColumnReader::Uuid(a.as_fixed_size_binary().clone()),
-            (Kind::Date, DataType::Date32) => ColumnReader::Date(a.as_primitive::<Date32Type>().clone()),
+            (Kind::Bytea, DataType::FixedSizeBinary(_)) => {
+                ColumnReader::Fixed(a.as_fixed_size_binary().clone())
+            }
+            (Kind::Uuid, DataType::FixedSizeBinary(16)) => {
+                ColumnReader::Uuid(a.as_fixed_size_binary().clone())
+            }
+            (Kind::Date, DataType::Date32) => {
+                ColumnReader::Date(a.as_primitive::<Date32Type>().clone())
+            }
             (Kind::Time, DataType::Time64(TimeUnit::Microsecond)) => {
                 ColumnReader::Time(a.as_primitive::<Time64MicrosecondType>().clone())
             }
@@ -314,15 +331,26 @@ impl ColumnReader {
             ColumnReader::Fixed(a) => pgutil::bytea_datum(a.value(row)),
             ColumnReader::Uuid(a) => pgutil::uuid_datum(a.value(row)),
             ColumnReader::Date(a) => {
-                let d = a.value(row).checked_sub(PG_EPOCH_OFFSET_DAYS).ok_or_else(|| {
-                    FdwError::OutOfRange(format!("date {} days after 1970-01-01 is out of range", a.value(row)))
-                })?;
+                let d = a
+                    .value(row)
+                    .checked_sub(PG_EPOCH_OFFSET_DAYS)
+                    .ok_or_else(|| {
+                        FdwError::OutOfRange(format!(
+                            "date {} days after 1970-01-01 is out of range",
+                            a.value(row)
+                        ))
+                    })?;
                 Datum::from(d)
             }
             ColumnReader::Time(a) => Datum::from(a.value(row)),
             ColumnReader::TimestampMicros(a) => timestamp_datum(a.value(row))?,
             ColumnReader::TimestampNanos(a) => timestamp_datum(a.value(row).div_euclid(1000))?,
-            ColumnReader::Json { array, field, input, buf } => {
+            ColumnReader::Json {
+                array,
+                field,
+                input,
+                buf,
+            } => {
                 buf.clear();
                 crate::json::write_value(array.as_ref(), field, row, buf)?;
                 match input {
@@ -330,7 +358,13 @@ impl ColumnReader {
                     None => pgutil::text_datum(buf.as_bytes()),
                 }
             }
-            ColumnReader::Array { list, element, plan, datums, nulls } => {
+            ColumnReader::Array {
+                list,
+                element,
+                plan,
+                datums,
+                nulls,
+            } => {
                 let offsets = list.value_offsets();
                 let (start, end) = (offsets[row] as usize, offsets[row + 1] as usize);
                 datums.clear();

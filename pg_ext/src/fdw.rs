@@ -37,8 +37,11 @@ pub extern "C" fn pg_finfo_icefloe_fdw_handler() -> &'static pg_sys::Pg_finfo_re
 /// The handler function of the `icefloe` foreign-data wrapper: returns its `FdwRoutine`.
 #[unsafe(no_mangle)]
 #[pg_guard]
-pub unsafe extern "C-unwind" fn icefloe_fdw_handler(_fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
-    let routine = pg_sys::palloc0(std::mem::size_of::<pg_sys::FdwRoutine>()) as *mut pg_sys::FdwRoutine;
+pub unsafe extern "C-unwind" fn icefloe_fdw_handler(
+    _fcinfo: pg_sys::FunctionCallInfo,
+) -> pg_sys::Datum {
+    let routine =
+        pg_sys::palloc0(std::mem::size_of::<pg_sys::FdwRoutine>()) as *mut pg_sys::FdwRoutine;
     (*routine).type_ = pg_sys::NodeTag::T_FdwRoutine;
     (*routine).GetForeignRelSize = Some(get_foreign_rel_size);
     (*routine).GetForeignPaths = Some(get_foreign_paths);
@@ -71,7 +74,9 @@ pub unsafe fn catalog_options(relid: pg_sys::Oid) -> CatalogOptions {
         table: options::read_def_list((*ft).options),
         server: options::read_def_list((*server).options),
         mapping: pgutil::user_mapping_options(pg_sys::GetUserId(), (*ft).serverid),
-        server_name: CStr::from_ptr((*server).servername).to_string_lossy().into_owned(),
+        server_name: CStr::from_ptr((*server).servername)
+            .to_string_lossy()
+            .into_owned(),
     }
 }
 
@@ -112,11 +117,18 @@ unsafe fn relation_name(relid: pg_sys::Oid) -> String {
 }
 
 #[pg_guard]
-unsafe extern "C-unwind" fn get_foreign_rel_size(root: *mut pg_sys::PlannerInfo, baserel: *mut pg_sys::RelOptInfo, relid: pg_sys::Oid) {
+unsafe extern "C-unwind" fn get_foreign_rel_size(
+    root: *mut pg_sys::PlannerInfo,
+    baserel: *mut pg_sys::RelOptInfo,
+    relid: pg_sys::Oid,
+) {
     let opts = catalog_options(relid);
     let resolved = resolve_table(&opts).or_report();
     let table = open_table(&resolved).or_report();
-    let snapshot = table.select(&resolved.selector).map_err(FdwError::from).or_report();
+    let snapshot = table
+        .select(&resolved.selector)
+        .map_err(FdwError::from)
+        .or_report();
     let total = snapshot
         .and_then(|s| s.summary_i64("total-records"))
         .map(|n| n.max(0) as f64)
@@ -133,7 +145,11 @@ unsafe extern "C-unwind" fn get_foreign_rel_size(root: *mut pg_sys::PlannerInfo,
 }
 
 #[pg_guard]
-unsafe extern "C-unwind" fn get_foreign_paths(root: *mut pg_sys::PlannerInfo, baserel: *mut pg_sys::RelOptInfo, _relid: pg_sys::Oid) {
+unsafe extern "C-unwind" fn get_foreign_paths(
+    root: *mut pg_sys::PlannerInfo,
+    baserel: *mut pg_sys::RelOptInfo,
+    _relid: pg_sys::Oid,
+) {
     let rows = (*baserel).rows;
     let tuples = (*baserel).tuples;
     let startup = 10.0;
@@ -199,7 +215,11 @@ unsafe extern "C-unwind" fn get_foreign_plan(
     let quals = pg_sys::extract_actual_clauses(scan_clauses, false);
     // The attributes the query uses: its target list and its conditions.
     let mut attrs: *mut pg_sys::Bitmapset = std::ptr::null_mut();
-    pg_sys::pull_varattnos((*(*baserel).reltarget).exprs as *mut pg_sys::Node, scanrelid, &mut attrs);
+    pg_sys::pull_varattnos(
+        (*(*baserel).reltarget).exprs as *mut pg_sys::Node,
+        scanrelid,
+        &mut attrs,
+    );
     pg_sys::pull_varattnos(quals as *mut pg_sys::Node, scanrelid, &mut attrs);
     let mut used: *mut pg_sys::List = std::ptr::null_mut();
     let mut whole_row = false;
@@ -235,7 +255,6 @@ unsafe extern "C-unwind" fn get_foreign_plan(
 
 /// Everything one scan needs between calls.
 struct ScanState {
-    relname: String,
     display: String,
     snapshot_id: Option<i64>,
     scan: Option<Scan>,
@@ -263,7 +282,9 @@ impl ScanState {
     /// Moves to the next non-empty batch; `false` at the end.
     fn next_batch(&mut self) -> Result<bool, FdwError> {
         loop {
-            let Some(stream) = self.stream.as_mut() else { return Ok(false) };
+            let Some(stream) = self.stream.as_mut() else {
+                return Ok(false);
+            };
             pgrx::check_for_interrupts!();
             let next = runtime::block_on_interruptible(stream.next())?;
             match next {
@@ -284,7 +305,13 @@ impl ScanState {
                     self.readers = self
                         .plans
                         .iter()
-                        .map(|p| ColumnReader::new(batch.column(p.batch_index), &schema.fields()[p.batch_index], &p.kind))
+                        .map(|p| {
+                            ColumnReader::new(
+                                batch.column(p.batch_index),
+                                &schema.fields()[p.batch_index],
+                                &p.kind,
+                            )
+                        })
                         .collect::<Result<_, _>>()?;
                     self.batch_rows = batch.num_rows();
                     self.row = 0;
@@ -324,13 +351,19 @@ enum Source {
 }
 
 #[pg_guard]
-unsafe extern "C-unwind" fn begin_foreign_scan(node: *mut pg_sys::ForeignScanState, eflags: std::os::raw::c_int) {
+unsafe extern "C-unwind" fn begin_foreign_scan(
+    node: *mut pg_sys::ForeignScanState,
+    eflags: std::os::raw::c_int,
+) {
     let state = begin(node, eflags).or_report();
     let ptr = PgMemoryContexts::CurrentMemoryContext.leak_and_drop_on_delete(state);
     (*node).fdw_state = ptr as *mut std::ffi::c_void;
 }
 
-unsafe fn begin(node: *mut pg_sys::ForeignScanState, eflags: std::os::raw::c_int) -> Result<ScanState, FdwError> {
+unsafe fn begin(
+    node: *mut pg_sys::ForeignScanState,
+    eflags: std::os::raw::c_int,
+) -> Result<ScanState, FdwError> {
     let rel = (*node).ss.ss_currentRelation;
     let relid = (*rel).rd_id;
     let relname = relation_name(relid);
@@ -345,7 +378,13 @@ unsafe fn begin(node: *mut pg_sys::ForeignScanState, eflags: std::os::raw::c_int
     // The snapshot and its schema.
     let snapshot = table.select(&resolved.selector)?.cloned();
     let schema = table.schema_for(snapshot.as_ref()).clone();
-    let known_anywhere = |name: &str| table.metadata().schemas.iter().any(|s| s.column(name).is_some());
+    let known_anywhere = |name: &str| {
+        table
+            .metadata()
+            .schemas
+            .iter()
+            .any(|s| s.column(name).is_some())
+    };
 
     // Resolve every used column to a source.
     let mut sources: Vec<(usize, Source)> = Vec::new();
@@ -361,7 +400,9 @@ unsafe fn begin(node: *mut pg_sys::ForeignScanState, eflags: std::os::raw::c_int
             }
         }
         let colopts = options::read_def_list(pg_sys::GetForeignColumnOptions(relid, attnum as i16));
-        let name = options::get(&colopts, "column_name").map(str::to_string).unwrap_or_else(|| att.name().to_string());
+        let name = options::get(&colopts, "column_name")
+            .map(str::to_string)
+            .unwrap_or_else(|| att.name().to_string());
         let source = if name == ROW_ID {
             Source::Lineage(0)
         } else if name == LAST_UPDATED_SEQ {
@@ -374,7 +415,12 @@ unsafe fn begin(node: *mut pg_sys::ForeignScanState, eflags: std::os::raw::c_int
             return Err(FdwError::NoSuchColumn {
                 column: name,
                 relation: relname,
-                available: schema.columns().iter().map(|f| f.name.as_str()).collect::<Vec<_>>().join(", "),
+                available: schema
+                    .columns()
+                    .iter()
+                    .map(|f| f.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
             });
         };
         sources.push((i, source));
@@ -419,7 +465,10 @@ unsafe fn begin(node: *mut pg_sys::ForeignScanState, eflags: std::os::raw::c_int
                 relation: relname.clone(),
                 declared: pgutil::format_type(att.type_oid().value(), att.type_mod()),
                 iceberg: match source {
-                    Source::Column(n) => schema.column(n).map(|f| f.field_type.to_string()).unwrap_or_default(),
+                    Source::Column(n) => schema
+                        .column(n)
+                        .map(|f| f.field_type.to_string())
+                        .unwrap_or_default(),
                     _ => "long".into(),
                 },
                 expected: pgutil::format_type(expected, -1),
@@ -430,7 +479,8 @@ unsafe fn begin(node: *mut pg_sys::ForeignScanState, eflags: std::os::raw::c_int
                 if let Type::Primitive(p) = &f.field_type {
                     let pushable = !matches!(
                         p,
-                        icefloe_core::spec::PrimitiveType::TimestampNs | icefloe_core::spec::PrimitiveType::TimestamptzNs
+                        icefloe_core::spec::PrimitiveType::TimestampNs
+                            | icefloe_core::spec::PrimitiveType::TimestamptzNs
                     ) && !matches!(kind, Kind::Json(_) | Kind::Null);
                     if pushable {
                         push_columns.insert(
@@ -454,14 +504,21 @@ unsafe fn begin(node: *mut pg_sys::ForeignScanState, eflags: std::os::raw::c_int
     }
 
     // Pushdown: prune data files with the plan's conditions.
-    let pushed = quals::extract((*plan).scan.plan.qual, (*plan).scan.scanrelid, &push_columns);
-    let pruner = Pruner::new(table.metadata(), &schema, pushed.iter().map(|p| p.predicate.clone()).collect());
+    let pushed = quals::extract(
+        (*plan).scan.plan.qual,
+        (*plan).scan.scanrelid,
+        &push_columns,
+    );
+    let pruner = Pruner::new(
+        table.metadata(),
+        &schema,
+        pushed.iter().map(|p| p.predicate.clone()).collect(),
+    );
     let scan_for_plan = scan.clone();
     let tasks = runtime::block_on_interruptible(scan_for_plan.plan_files())??;
     let (tasks, stats) = pruner.prune(tasks);
 
     let mut state = ScanState {
-        relname,
         display: resolved.display.clone(),
         snapshot_id: snapshot.as_ref().map(|s| s.snapshot_id),
         scan: Some(scan),
@@ -487,10 +544,14 @@ unsafe fn state_of<'a>(node: *mut pg_sys::ForeignScanState) -> Option<&'a mut Sc
 }
 
 #[pg_guard]
-unsafe extern "C-unwind" fn iterate_foreign_scan(node: *mut pg_sys::ForeignScanState) -> *mut pg_sys::TupleTableSlot {
+unsafe extern "C-unwind" fn iterate_foreign_scan(
+    node: *mut pg_sys::ForeignScanState,
+) -> *mut pg_sys::TupleTableSlot {
     let slot = (*node).ss.ss_ScanTupleSlot;
     pg_sys::ExecClearTuple(slot);
-    let Some(state) = state_of(node) else { return slot };
+    let Some(state) = state_of(node) else {
+        return slot;
+    };
     if state.done {
         return slot;
     }
@@ -532,7 +593,10 @@ unsafe extern "C-unwind" fn end_foreign_scan(node: *mut pg_sys::ForeignScanState
 }
 
 #[pg_guard]
-unsafe extern "C-unwind" fn explain_foreign_scan(node: *mut pg_sys::ForeignScanState, es: *mut pg_sys::ExplainState) {
+unsafe extern "C-unwind" fn explain_foreign_scan(
+    node: *mut pg_sys::ForeignScanState,
+    es: *mut pg_sys::ExplainState,
+) {
     let Some(state) = state_of(node) else { return };
     let text = |label: &str, value: &str| {
         if let (Ok(l), Ok(v)) = (CString::new(label), CString::new(value)) {
@@ -554,8 +618,12 @@ unsafe extern "C-unwind" fn explain_foreign_scan(node: *mut pg_sys::ForeignScanS
     if !state.pushed.is_empty() {
         text(
             "Pruning Filters",
-            &state.pushed.iter().map(|p| p.display.as_str()).collect::<Vec<_>>().join(" AND "),
+            &state
+                .pushed
+                .iter()
+                .map(|p| p.display.as_str())
+                .collect::<Vec<_>>()
+                .join(" AND "),
         );
     }
-    let _ = &state.relname;
 }

@@ -24,7 +24,10 @@ use crate::runtime;
 const MAX_IDENT: usize = 63;
 
 #[pg_guard]
-pub unsafe extern "C-unwind" fn import_foreign_schema(stmt: *mut pg_sys::ImportForeignSchemaStmt, server_oid: pg_sys::Oid) -> *mut pg_sys::List {
+pub unsafe extern "C-unwind" fn import_foreign_schema(
+    stmt: *mut pg_sys::ImportForeignSchemaStmt,
+    server_oid: pg_sys::Oid,
+) -> *mut pg_sys::List {
     let commands = import(stmt, server_oid).or_report();
     let mut list: *mut pg_sys::List = std::ptr::null_mut();
     for c in commands {
@@ -43,7 +46,10 @@ unsafe fn cstr(p: *const std::os::raw::c_char) -> String {
     }
 }
 
-unsafe fn import(stmt: *mut pg_sys::ImportForeignSchemaStmt, server_oid: pg_sys::Oid) -> Result<Vec<String>, FdwError> {
+unsafe fn import(
+    stmt: *mut pg_sys::ImportForeignSchemaStmt,
+    server_oid: pg_sys::Oid,
+) -> Result<Vec<String>, FdwError> {
     let server = pg_sys::GetForeignServer(server_oid);
     let server_opts = options::read_def_list((*server).options);
     let server_name = cstr((*server).servername);
@@ -62,7 +68,9 @@ unsafe fn import(stmt: *mut pg_sys::ImportForeignSchemaStmt, server_oid: pg_sys:
     let namespace = cstr((*stmt).remote_schema);
     let local_schema = cstr((*stmt).local_schema);
     let warehouse = options::get(&server_opts, "warehouse").ok_or_else(|| {
-        FdwError::Options(format!("server {server_name} has no option \"warehouse\" to import from"))
+        FdwError::Options(format!(
+            "server {server_name} has no option \"warehouse\" to import from"
+        ))
     })?;
     options::check_local_access(warehouse, "warehouse")?;
     let ns_path = namespace.split('.').collect::<Vec<_>>().join("/");
@@ -84,8 +92,12 @@ unsafe fn import(stmt: *mut pg_sys::ImportForeignSchemaStmt, server_oid: pg_sys:
     }
     let listed: Vec<String> = list_of_rangevars((*stmt).table_list);
     let wanted = |name: &str| match (*stmt).list_type {
-        pg_sys::ImportForeignSchemaType::FDW_IMPORT_SCHEMA_LIMIT_TO => listed.iter().any(|n| n == name),
-        pg_sys::ImportForeignSchemaType::FDW_IMPORT_SCHEMA_EXCEPT => !listed.iter().any(|n| n == name),
+        pg_sys::ImportForeignSchemaType::FDW_IMPORT_SCHEMA_LIMIT_TO => {
+            listed.iter().any(|n| n == name)
+        }
+        pg_sys::ImportForeignSchemaType::FDW_IMPORT_SCHEMA_EXCEPT => {
+            !listed.iter().any(|n| n == name)
+        }
         _ => true,
     };
     let mut out = Vec::new();
@@ -94,7 +106,8 @@ unsafe fn import(stmt: *mut pg_sys::ImportForeignSchemaStmt, server_oid: pg_sys:
         let loc = location.clone();
         let st = storage.clone();
         let opened = runtime::block_on(async move {
-            icefloe_core::Table::open_with_storage(&loc, icefloe_core::cache::Caches::global(), &st).await
+            icefloe_core::Table::open_with_storage(&loc, icefloe_core::cache::Caches::global(), &st)
+                .await
         })?;
         let table = match opened {
             Ok(t) => t,
@@ -112,7 +125,10 @@ unsafe fn import(stmt: *mut pg_sys::ImportForeignSchemaStmt, server_oid: pg_sys:
         for f in schema.columns() {
             cols.push(column_sql(f));
         }
-        let mut topts = vec![format!("\"table\" {}", quote_literal(&format!("{namespace}.{name}")))];
+        let mut topts = vec![format!(
+            "\"table\" {}",
+            quote_literal(&format!("{namespace}.{name}"))
+        )];
         for (k, v) in &import_opts {
             topts.push(format!("{} {}", quote_ident(k), quote_literal(v)));
         }
@@ -172,17 +188,30 @@ fn column_sql(f: &NestedField) -> String {
     let arrow = field_to_arrow(f);
     let typid = natural_type(&arrow);
     let typmod = match &f.field_type {
-        Type::Primitive(PrimitiveType::Decimal { precision, scale }) => ((*precision as i32) << 16 | *scale as i32) + 4,
+        Type::Primitive(PrimitiveType::Decimal { precision, scale }) => {
+            ((*precision as i32) << 16 | *scale as i32) + 4
+        }
         _ => -1,
     };
-    let mut sql = format!("{} {}", quote_ident(&f.name), pgutil::format_type(typid, typmod));
+    let mut sql = format!(
+        "{} {}",
+        quote_ident(&f.name),
+        pgutil::format_type(typid, typmod)
+    );
     if f.name.len() > MAX_IDENT {
-        sql.push_str(&format!(" OPTIONS (column_name {})", quote_literal(&f.name)));
+        sql.push_str(&format!(
+            " OPTIONS (column_name {})",
+            quote_literal(&f.name)
+        ));
     }
     if f.required {
         sql.push_str(" NOT NULL");
     }
-    if let Some(d) = f.write_default.as_ref().and_then(|d| default_sql(d, &f.field_type)) {
+    if let Some(d) = f
+        .write_default
+        .as_ref()
+        .and_then(|d| default_sql(d, &f.field_type))
+    {
         sql.push_str(" DEFAULT ");
         sql.push_str(&d);
     }
@@ -192,7 +221,10 @@ fn column_sql(f: &NestedField) -> String {
 /// A write-default as a SQL expression of the column's Postgres type.
 fn default_sql(l: &Literal, ty: &Type) -> Option<String> {
     let Type::Primitive(p) = ty else {
-        return Some(format!("{}::jsonb", quote_literal(&literal_json(l, ty)?.to_string())));
+        return Some(format!(
+            "{}::jsonb",
+            quote_literal(&literal_json(l, ty)?.to_string())
+        ));
     };
     use PrimitiveType as P;
     let cast = |text: String, pg: &str| format!("{}::{pg}", quote_literal(&text));
@@ -236,11 +268,17 @@ fn literal_json(l: &Literal, ty: &Type) -> Option<serde_json::Value> {
         (Literal::Struct(fields), Type::Struct(st)) => {
             let mut o = serde_json::Map::new();
             for f in &st.fields {
-                let v = fields.iter().find(|(id, _)| *id == f.id).and_then(|(_, v)| v.as_ref());
-                o.insert(f.name.clone(), match v {
-                    Some(v) => literal_json(v, &f.field_type)?,
-                    None => J::Null,
-                });
+                let v = fields
+                    .iter()
+                    .find(|(id, _)| *id == f.id)
+                    .and_then(|(_, v)| v.as_ref());
+                o.insert(
+                    f.name.clone(),
+                    match v {
+                        Some(v) => literal_json(v, &f.field_type)?,
+                        None => J::Null,
+                    },
+                );
             }
             J::Object(o)
         }
@@ -259,10 +297,13 @@ fn literal_json(l: &Literal, ty: &Type) -> Option<serde_json::Value> {
                 .map(|(k, v)| {
                     let mut o = serde_json::Map::new();
                     o.insert("key".into(), literal_json(k, &mt.key)?);
-                    o.insert("value".into(), match v {
-                        Some(v) => literal_json(v, &mt.value)?,
-                        None => J::Null,
-                    });
+                    o.insert(
+                        "value".into(),
+                        match v {
+                            Some(v) => literal_json(v, &mt.value)?,
+                            None => J::Null,
+                        },
+                    );
                     Some(J::Object(o))
                 })
                 .collect::<Option<_>>()?,
@@ -312,9 +353,11 @@ fn literal_array(l: &Literal, dt: &arrow::datatypes::DataType) -> Option<arrow::
         (Literal::Double(v), _) => Arc::new(Float64Array::from(vec![*v])),
         (Literal::String(s), _) => Arc::new(StringArray::from(vec![s.as_str()])),
         (Literal::Binary(b), _) => Arc::new(BinaryArray::from(vec![b.as_slice()])),
-        (Literal::Decimal(v), D::Decimal128(p, s)) => {
-            Arc::new(Decimal128Array::from(vec![*v]).with_precision_and_scale(*p, *s).ok()?)
-        }
+        (Literal::Decimal(v), D::Decimal128(p, s)) => Arc::new(
+            Decimal128Array::from(vec![*v])
+                .with_precision_and_scale(*p, *s)
+                .ok()?,
+        ),
         _ => return None,
     })
 }

@@ -18,7 +18,12 @@ use icefloe_core::scan::arrow_schema::ICEBERG_TYPE_KEY;
 use crate::error::FdwError;
 
 /// Appends the JSON encoding of `array[row]` (described by `field`) to `out`.
-pub fn write_value(array: &dyn Array, field: &Field, row: usize, out: &mut String) -> Result<(), FdwError> {
+pub fn write_value(
+    array: &dyn Array,
+    field: &Field,
+    row: usize,
+    out: &mut String,
+) -> Result<(), FdwError> {
     if array.is_null(row) {
         out.push_str("null");
         return Ok(());
@@ -26,7 +31,11 @@ pub fn write_value(array: &dyn Array, field: &Field, row: usize, out: &mut Strin
     let iceberg_type = field.metadata().get(ICEBERG_TYPE_KEY).map(String::as_str);
     match array.data_type() {
         DataType::Null => out.push_str("null"),
-        DataType::Boolean => out.push_str(if array.as_boolean().value(row) { "true" } else { "false" }),
+        DataType::Boolean => out.push_str(if array.as_boolean().value(row) {
+            "true"
+        } else {
+            "false"
+        }),
         DataType::Int32 => {
             let _ = write!(out, "{}", array.as_primitive::<Int32Type>().value(row));
         }
@@ -37,7 +46,11 @@ pub fn write_value(array: &dyn Array, field: &Field, row: usize, out: &mut Strin
         DataType::Float64 => push_f64(out, array.as_primitive::<Float64Type>().value(row)),
         DataType::Decimal128(_, scale) => {
             out.push('"');
-            push_decimal(out, array.as_primitive::<Decimal128Type>().value(row), *scale);
+            push_decimal(
+                out,
+                array.as_primitive::<Decimal128Type>().value(row),
+                *scale,
+            );
             out.push('"');
         }
         DataType::Date32 => {
@@ -48,18 +61,41 @@ pub fn write_value(array: &dyn Array, field: &Field, row: usize, out: &mut Strin
         DataType::Time64(TimeUnit::Microsecond) => {
             let v = array.as_primitive::<Time64MicrosecondType>().value(row);
             let (s, f) = (v.div_euclid(1_000_000), v.rem_euclid(1_000_000));
-            let _ = write!(out, "\"{:02}:{:02}:{:02}.{:06}\"", s / 3600, s / 60 % 60, s % 60, f);
+            let _ = write!(
+                out,
+                "\"{:02}:{:02}:{:02}.{:06}\"",
+                s / 3600,
+                s / 60 % 60,
+                s % 60,
+                f
+            );
         }
         DataType::Timestamp(unit, tz) => {
             let (v, per_sec, digits) = match unit {
-                TimeUnit::Nanosecond => (array.as_primitive::<TimestampNanosecondType>().value(row), 1_000_000_000i64, 9),
-                _ => (array.as_primitive::<TimestampMicrosecondType>().value(row), 1_000_000, 6),
+                TimeUnit::Nanosecond => (
+                    array.as_primitive::<TimestampNanosecondType>().value(row),
+                    1_000_000_000i64,
+                    9,
+                ),
+                _ => (
+                    array.as_primitive::<TimestampMicrosecondType>().value(row),
+                    1_000_000,
+                    6,
+                ),
             };
             let (secs, frac) = (v.div_euclid(per_sec), v.rem_euclid(per_sec));
             out.push('"');
             push_date(out, secs.div_euclid(86_400));
             let s = secs.rem_euclid(86_400);
-            let _ = write!(out, "T{:02}:{:02}:{:02}.{:0w$}", s / 3600, s / 60 % 60, s % 60, frac, w = digits);
+            let _ = write!(
+                out,
+                "T{:02}:{:02}:{:02}.{:0w$}",
+                s / 3600,
+                s / 60 % 60,
+                s % 60,
+                frac,
+                w = digits
+            );
             if tz.is_some() {
                 out.push_str("+00:00");
             }
@@ -144,7 +180,11 @@ pub fn write_value(array: &dyn Array, field: &Field, row: usize, out: &mut Strin
             }
             out.push(']');
         }
-        other => return Err(FdwError::Internal(format!("no JSON encoding for Arrow type {other}"))),
+        other => {
+            return Err(FdwError::Internal(format!(
+                "no JSON encoding for Arrow type {other}"
+            )))
+        }
     }
     Ok(())
 }
@@ -153,7 +193,11 @@ fn push_f64(out: &mut String, v: f64) {
     if v.is_nan() {
         out.push_str("\"NaN\"");
     } else if v.is_infinite() {
-        out.push_str(if v > 0.0 { "\"Infinity\"" } else { "\"-Infinity\"" });
+        out.push_str(if v > 0.0 {
+            "\"Infinity\""
+        } else {
+            "\"-Infinity\""
+        });
     } else {
         let _ = write!(out, "{v:?}");
     }

@@ -53,7 +53,9 @@ pub extern "C" fn pg_finfo_icefloe_fdw_validator() -> &'static pg_sys::Pg_finfo_
 /// FOREIGN TABLE (and its columns) with the complete option list.
 #[unsafe(no_mangle)]
 #[pg_guard]
-pub unsafe extern "C-unwind" fn icefloe_fdw_validator(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
+pub unsafe extern "C-unwind" fn icefloe_fdw_validator(
+    fcinfo: pg_sys::FunctionCallInfo,
+) -> pg_sys::Datum {
     let list = if pgrx::fcinfo::pg_arg_is_null(fcinfo, 0) {
         std::ptr::null_mut()
     } else {

@@ -22,7 +22,14 @@ use pgrx::pg_sys;
 use crate::error::FdwError;
 
 /// Storage settings that are not secrets: allowed on servers and user mappings.
-pub const STORAGE_SETTINGS: &[&str] = &["aws_region", "aws_endpoint", "aws_allow_http", "aws_virtual_hosted_style_request", "azure_storage_account_name", "google_bucket"];
+pub const STORAGE_SETTINGS: &[&str] = &[
+    "aws_region",
+    "aws_endpoint",
+    "aws_allow_http",
+    "aws_virtual_hosted_style_request",
+    "azure_storage_account_name",
+    "google_bucket",
+];
 /// Storage secrets: allowed only on user mappings.
 pub const STORAGE_SECRETS: &[&str] = &[
     "aws_access_key_id",
@@ -64,8 +71,12 @@ pub unsafe fn read_def_list(list: *mut pg_sys::List) -> OptionList {
         if cell.is_null() {
             continue;
         }
-        let name = CStr::from_ptr((*cell).defname).to_string_lossy().into_owned();
-        let value = CStr::from_ptr(pg_sys::defGetString(cell)).to_string_lossy().into_owned();
+        let name = CStr::from_ptr((*cell).defname)
+            .to_string_lossy()
+            .into_owned();
+        let value = CStr::from_ptr(pg_sys::defGetString(cell))
+            .to_string_lossy()
+            .into_owned();
         out.push((name, value));
     }
     out
@@ -73,14 +84,18 @@ pub unsafe fn read_def_list(list: *mut pg_sys::List) -> OptionList {
 
 /// The value of option `name`, if given.
 pub fn get<'a>(opts: &'a OptionList, name: &str) -> Option<&'a str> {
-    opts.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    opts.iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
 }
 
 /// Whether a warehouse or table location reads local files (a `file:` URL or a plain path).
 pub fn is_local(location: &str) -> bool {
     match location.split_once("://") {
         Some((scheme, _)) => scheme.eq_ignore_ascii_case("file"),
-        None => !location.contains(':') || location.starts_with("file:") || location.starts_with('/'),
+        None => {
+            !location.contains(':') || location.starts_with("file:") || location.starts_with('/')
+        }
     }
 }
 
@@ -93,7 +108,10 @@ pub fn check_local_access(location: &str, what: &str) -> Result<(), FdwError> {
     // SAFETY: plain catalog lookups on the current user.
     let allowed = unsafe {
         pg_sys::superuser()
-            || pg_sys::has_privs_of_role(pg_sys::GetUserId(), pg_sys::Oid::from(pg_sys::ROLE_PG_READ_SERVER_FILES))
+            || pg_sys::has_privs_of_role(
+                pg_sys::GetUserId(),
+                pg_sys::Oid::from(pg_sys::ROLE_PG_READ_SERVER_FILES),
+            )
     };
     if allowed {
         Ok(())
@@ -146,8 +164,16 @@ impl OptionTarget {
     fn valid(self) -> Vec<&'static str> {
         match self {
             OptionTarget::Wrapper => vec![],
-            OptionTarget::Server => SERVER_OPTIONS.iter().chain(STORAGE_SETTINGS).copied().collect(),
-            OptionTarget::UserMapping => STORAGE_SETTINGS.iter().chain(STORAGE_SECRETS).copied().collect(),
+            OptionTarget::Server => SERVER_OPTIONS
+                .iter()
+                .chain(STORAGE_SETTINGS)
+                .copied()
+                .collect(),
+            OptionTarget::UserMapping => STORAGE_SETTINGS
+                .iter()
+                .chain(STORAGE_SECRETS)
+                .copied()
+                .collect(),
             OptionTarget::Table => TABLE_OPTIONS.to_vec(),
             OptionTarget::Column => COLUMN_OPTIONS.to_vec(),
         }
@@ -169,11 +195,17 @@ pub fn validate(opts: &OptionList, target: OptionTarget) -> Result<(), FdwError>
             return Err(FdwError::UnknownOption {
                 name: name.clone(),
                 object: target.name(),
-                valid: if valid.is_empty() { "(none)".into() } else { valid.join(", ") },
+                valid: if valid.is_empty() {
+                    "(none)".into()
+                } else {
+                    valid.join(", ")
+                },
             });
         }
         if opts[..i].iter().any(|(n, _)| n == name) {
-            return Err(FdwError::Options(format!("option \"{name}\" given more than once")));
+            return Err(FdwError::Options(format!(
+                "option \"{name}\" given more than once"
+            )));
         }
         if value.trim().is_empty() {
             return Err(FdwError::BadOption {
@@ -237,10 +269,14 @@ pub fn selector(opts: &OptionList) -> Result<SnapshotSelector, FdwError> {
         )));
     }
     if let Some(v) = get(opts, "snapshot_id") {
-        return v.trim().parse::<i64>().map(SnapshotSelector::Id).map_err(|_| FdwError::BadOption {
-            name: "snapshot_id".into(),
-            reason: format!("{v:?} is not a snapshot id (a 64-bit integer)"),
-        });
+        return v
+            .trim()
+            .parse::<i64>()
+            .map(SnapshotSelector::Id)
+            .map_err(|_| FdwError::BadOption {
+                name: "snapshot_id".into(),
+                reason: format!("{v:?} is not a snapshot id (a 64-bit integer)"),
+            });
     }
     if let Some(v) = get(opts, "as_of") {
         return as_of_millis(v).map(SnapshotSelector::AsOf);
@@ -279,7 +315,11 @@ pub struct Resolved {
 }
 
 /// Resolves a table's options against its server's options.
-pub fn resolve(table: &OptionList, server: &OptionList, mapping: &OptionList) -> Result<Resolved, FdwError> {
+pub fn resolve(
+    table: &OptionList,
+    server: &OptionList,
+    mapping: &OptionList,
+) -> Result<Resolved, FdwError> {
     let (location, display) = match (get(table, "table"), get(table, "location")) {
         (_, Some(l)) => (l.to_string(), l.to_string()),
         (Some(t), None) => {
@@ -288,7 +328,10 @@ pub fn resolve(table: &OptionList, server: &OptionList, mapping: &OptionList) ->
                     "foreign table option table '{t}' needs option \"warehouse\" on its server"
                 ))
             })?;
-            (format!("{}/{}", w.trim_end_matches('/'), table_path(t)?), t.to_string())
+            (
+                format!("{}/{}", w.trim_end_matches('/'), table_path(t)?),
+                t.to_string(),
+            )
         }
         (None, None) => {
             return Err(FdwError::Options(

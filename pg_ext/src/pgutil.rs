@@ -20,7 +20,10 @@ pub struct InputFn {
 
 impl std::fmt::Debug for InputFn {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("InputFn").field("ioparam", &self.ioparam).field("typmod", &self.typmod).finish()
+        f.debug_struct("InputFn")
+            .field("ioparam", &self.ioparam)
+            .field("typmod", &self.typmod)
+            .finish()
     }
 }
 
@@ -34,15 +37,27 @@ impl InputFn {
             pg_sys::getTypeInputInfo(typid, &mut func, &mut ioparam);
             let mut finfo: Box<pg_sys::FmgrInfo> = Box::new(std::mem::zeroed());
             pg_sys::fmgr_info_cxt(func, finfo.as_mut(), pg_sys::TopMemoryContext);
-            InputFn { finfo, ioparam, typmod }
+            InputFn {
+                finfo,
+                ioparam,
+                typmod,
+            }
         }
     }
 
     /// Converts `text` with the input function (errors are Postgres ERRORs of that type).
     pub fn call(&mut self, text: &str) -> Result<Datum, FdwError> {
-        let c = CString::new(text).map_err(|_| FdwError::Internal("value holds a NUL byte".into()))?;
+        let c =
+            CString::new(text).map_err(|_| FdwError::Internal("value holds a NUL byte".into()))?;
         // SAFETY: the C string outlives the call, which copies what it keeps.
-        Ok(unsafe { pg_sys::InputFunctionCall(self.finfo.as_mut(), c.as_ptr() as *mut c_char, self.ioparam, self.typmod) })
+        Ok(unsafe {
+            pg_sys::InputFunctionCall(
+                self.finfo.as_mut(),
+                c.as_ptr() as *mut c_char,
+                self.ioparam,
+                self.typmod,
+            )
+        })
     }
 }
 
@@ -52,9 +67,16 @@ pub fn text_datum(bytes: &[u8]) -> Datum {
     // input or a palloc'd NUL-terminated conversion.
     unsafe {
         if pg_sys::GetDatabaseEncoding() == pg_sys::pg_enc::PG_UTF8 as i32 {
-            Datum::from(pg_sys::cstring_to_text_with_len(bytes.as_ptr() as *const c_char, bytes.len() as i32))
+            Datum::from(pg_sys::cstring_to_text_with_len(
+                bytes.as_ptr() as *const c_char,
+                bytes.len() as i32,
+            ))
         } else {
-            let conv = pg_sys::pg_any_to_server(bytes.as_ptr() as *const c_char, bytes.len() as i32, pg_sys::pg_enc::PG_UTF8 as i32);
+            let conv = pg_sys::pg_any_to_server(
+                bytes.as_ptr() as *const c_char,
+                bytes.len() as i32,
+                pg_sys::pg_enc::PG_UTF8 as i32,
+            );
             if conv as *const u8 == bytes.as_ptr() {
                 Datum::from(pg_sys::cstring_to_text_with_len(conv, bytes.len() as i32))
             } else {
@@ -67,7 +89,12 @@ pub fn text_datum(bytes: &[u8]) -> Datum {
 /// A `bytea` Datum (same layout as text, no encoding).
 pub fn bytea_datum(bytes: &[u8]) -> Datum {
     // SAFETY: copies `len` bytes into a new varlena.
-    unsafe { Datum::from(pg_sys::cstring_to_text_with_len(bytes.as_ptr() as *const c_char, bytes.len() as i32)) }
+    unsafe {
+        Datum::from(pg_sys::cstring_to_text_with_len(
+            bytes.as_ptr() as *const c_char,
+            bytes.len() as i32,
+        ))
+    }
 }
 
 /// A `uuid` Datum (16 bytes, by reference).
@@ -121,14 +148,22 @@ pub fn parse_timestamptz(text: &str) -> Option<i64> {
 /// The SQL name of a type with its modifier (`numeric(9,2)`).
 pub fn format_type(typid: Oid, typmod: i32) -> String {
     // SAFETY: returns a palloc'd C string.
-    unsafe { CStr::from_ptr(pg_sys::format_type_with_typemod(typid, typmod)).to_string_lossy().into_owned() }
+    unsafe {
+        CStr::from_ptr(pg_sys::format_type_with_typemod(typid, typmod))
+            .to_string_lossy()
+            .into_owned()
+    }
 }
 
 /// An identifier quoted for SQL when needed.
 pub fn quote_ident(name: &str) -> String {
     match CString::new(name) {
         // SAFETY: quote_identifier returns its input or a palloc'd copy.
-        Ok(c) => unsafe { CStr::from_ptr(pg_sys::quote_identifier(c.as_ptr())).to_string_lossy().into_owned() },
+        Ok(c) => unsafe {
+            CStr::from_ptr(pg_sys::quote_identifier(c.as_ptr()))
+                .to_string_lossy()
+                .into_owned()
+        },
         Err(_) => format!("\"{}\"", name.replace('\0', "").replace('"', "\"\"")),
     }
 }

@@ -38,7 +38,11 @@ pub struct Pushed {
 ///
 /// # Safety
 /// `quals` must be a valid expression list of a plan tree.
-pub unsafe fn extract(quals: *mut pg_sys::List, scanrelid: u32, columns: &HashMap<i16, PushColumn>) -> Vec<Pushed> {
+pub unsafe fn extract(
+    quals: *mut pg_sys::List,
+    scanrelid: u32,
+    columns: &HashMap<i16, PushColumn>,
+) -> Vec<Pushed> {
     let mut out = Vec::new();
     for node in list_nodes(quals) {
         walk(node, scanrelid, columns, &mut out);
@@ -50,10 +54,17 @@ unsafe fn list_nodes(list: *mut pg_sys::List) -> Vec<*mut pg_sys::Node> {
     if list.is_null() {
         return Vec::new();
     }
-    (0..(*list).length).map(|i| pg_sys::list_nth(list, i) as *mut pg_sys::Node).collect()
+    (0..(*list).length)
+        .map(|i| pg_sys::list_nth(list, i) as *mut pg_sys::Node)
+        .collect()
 }
 
-unsafe fn walk(node: *mut pg_sys::Node, scanrelid: u32, columns: &HashMap<i16, PushColumn>, out: &mut Vec<Pushed>) {
+unsafe fn walk(
+    node: *mut pg_sys::Node,
+    scanrelid: u32,
+    columns: &HashMap<i16, PushColumn>,
+    out: &mut Vec<Pushed>,
+) {
     if node.is_null() {
         return;
     }
@@ -85,8 +96,13 @@ unsafe fn walk(node: *mut pg_sys::Node, scanrelid: u32, columns: &HashMap<i16, P
         let op = node as *mut pg_sys::OpExpr;
         let args = list_nodes((*op).args);
         let [l, r] = args.as_slice() else { return };
-        let Some(cmp) = comparison((*op).opno) else { return };
-        let (col, konst, cmp) = match (column_of(*l, scanrelid, columns), column_of(*r, scanrelid, columns)) {
+        let Some(cmp) = comparison((*op).opno) else {
+            return;
+        };
+        let (col, konst, cmp) = match (
+            column_of(*l, scanrelid, columns),
+            column_of(*r, scanrelid, columns),
+        ) {
             (Some(c), None) => (c, *r, cmp),
             (None, Some(c)) => (c, *l, cmp.commute()),
             _ => return,
@@ -94,7 +110,9 @@ unsafe fn walk(node: *mut pg_sys::Node, scanrelid: u32, columns: &HashMap<i16, P
         if !collation_allows(&col.ty, (*op).inputcollid, cmp == CmpOp::Eq) {
             return;
         }
-        let Some((value, text)) = const_literal(konst, &col.ty) else { return };
+        let Some((value, text)) = const_literal(konst, &col.ty) else {
+            return;
+        };
         out.push(Pushed {
             display: format!("{} {} {}", col.name, cmp.symbol(), text),
             predicate: Predicate::Cmp {
@@ -112,15 +130,23 @@ unsafe fn walk(node: *mut pg_sys::Node, scanrelid: u32, columns: &HashMap<i16, P
         }
         let args = list_nodes((*op).args);
         let [l, r] = args.as_slice() else { return };
-        let Some(col) = column_of(*l, scanrelid, columns) else { return };
+        let Some(col) = column_of(*l, scanrelid, columns) else {
+            return;
+        };
         if !collation_allows(&col.ty, (*op).inputcollid, true) {
             return;
         }
-        let Some(items) = const_array(*r, &col.ty) else { return };
+        let Some(items) = const_array(*r, &col.ty) else {
+            return;
+        };
         let display = format!(
             "{} IN ({})",
             col.name,
-            items.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>().join(", ")
+            items
+                .iter()
+                .map(|(_, t)| t.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         );
         let values = items.into_iter().map(|(l, _)| l).collect();
         out.push(Pushed {
@@ -137,14 +163,20 @@ unsafe fn walk(node: *mut pg_sys::Node, scanrelid: u32, columns: &HashMap<i16, P
         if (*t).argisrow {
             return;
         }
-        let Some(col) = column_of((*t).arg as *mut pg_sys::Node, scanrelid, columns) else { return };
+        let Some(col) = column_of((*t).arg as *mut pg_sys::Node, scanrelid, columns) else {
+            return;
+        };
         let is_null = (*t).nulltesttype == pg_sys::NullTestType::IS_NULL;
         out.push(Pushed {
             display: format!("{} IS {}NULL", col.name, if is_null { "" } else { "NOT " }),
             predicate: if is_null {
-                Predicate::IsNull { field_id: col.field_id }
+                Predicate::IsNull {
+                    field_id: col.field_id,
+                }
             } else {
-                Predicate::IsNotNull { field_id: col.field_id }
+                Predicate::IsNotNull {
+                    field_id: col.field_id,
+                }
             },
         });
     }
@@ -164,7 +196,11 @@ fn push_bool(c: &PushColumn, value: bool, out: &mut Vec<Pushed>) {
 }
 
 /// The pushable column a node refers to (a Var of the scanned relation, maybe relabelled).
-unsafe fn column_of<'a>(mut node: *mut pg_sys::Node, scanrelid: u32, columns: &'a HashMap<i16, PushColumn>) -> Option<&'a PushColumn> {
+unsafe fn column_of(
+    mut node: *mut pg_sys::Node,
+    scanrelid: u32,
+    columns: &HashMap<i16, PushColumn>,
+) -> Option<&PushColumn> {
     while !node.is_null() && is_a(node, pg_sys::NodeTag::T_RelabelType) {
         node = (*(node as *mut pg_sys::RelabelType)).arg as *mut pg_sys::Node;
     }
@@ -231,13 +267,19 @@ unsafe fn datum_literal(d: Datum, typid: Oid, ty: &PrimitiveType) -> Option<Lite
         P::Int | P::Long if t == pg_sys::INT2OID => Literal::Int(i16::from_datum(d, false)? as i32),
         P::Int | P::Long if t == pg_sys::INT4OID => Literal::Int(i32::from_datum(d, false)?),
         P::Int | P::Long if t == pg_sys::INT8OID => Literal::Long(i64::from_datum(d, false)?),
-        P::Float | P::Double if t == pg_sys::FLOAT4OID => Literal::Float(f32::from_datum(d, false)?),
-        P::Float | P::Double if t == pg_sys::FLOAT8OID => Literal::Double(f64::from_datum(d, false)?),
+        P::Float | P::Double if t == pg_sys::FLOAT4OID => {
+            Literal::Float(f32::from_datum(d, false)?)
+        }
+        P::Float | P::Double if t == pg_sys::FLOAT8OID => {
+            Literal::Double(f64::from_datum(d, false)?)
+        }
         P::Decimal { scale, .. } if t == pg_sys::NUMERICOID => {
             let text = pgrx::AnyNumeric::from_datum(d, false)?.to_string();
             Literal::Decimal(icefloe_core::spec::literal::parse_decimal(&text, *scale)?)
         }
-        P::String if t == pg_sys::TEXTOID || t == pg_sys::VARCHAROID => Literal::String(String::from_datum(d, false)?),
+        P::String if t == pg_sys::TEXTOID || t == pg_sys::VARCHAROID => {
+            Literal::String(String::from_datum(d, false)?)
+        }
         P::Date if t == pg_sys::DATEOID => {
             let v = i32::from_datum(d, false)?;
             if v == i32::MIN || v == i32::MAX {
@@ -248,8 +290,12 @@ unsafe fn datum_literal(d: Datum, typid: Oid, ty: &PrimitiveType) -> Option<Lite
         P::Time if t == pg_sys::TIMEOID => Literal::Time(i64::from_datum(d, false)?),
         P::Timestamp if t == pg_sys::TIMESTAMPOID => Literal::Timestamp(timestamp_micros(d)?),
         P::Timestamptz if t == pg_sys::TIMESTAMPTZOID => Literal::Timestamp(timestamp_micros(d)?),
-        P::Uuid if t == pg_sys::UUIDOID => Literal::Uuid(*pgrx::Uuid::from_datum(d, false)?.as_bytes()),
-        P::Binary | P::Fixed(_) if t == pg_sys::BYTEAOID => Literal::Binary(<&[u8]>::from_datum(d, false)?.to_vec()),
+        P::Uuid if t == pg_sys::UUIDOID => {
+            Literal::Uuid(*pgrx::Uuid::from_datum(d, false)?.as_bytes())
+        }
+        P::Binary | P::Fixed(_) if t == pg_sys::BYTEAOID => {
+            Literal::Binary(<&[u8]>::from_datum(d, false)?.to_vec())
+        }
         _ => return None,
     })
 }
@@ -264,7 +310,10 @@ unsafe fn timestamp_micros(d: Datum) -> Option<i64> {
 
 /// The non-null elements of a constant array, as literals; `None` if any element does not
 /// convert.
-unsafe fn const_array(node: *mut pg_sys::Node, ty: &PrimitiveType) -> Option<Vec<(Literal, String)>> {
+unsafe fn const_array(
+    node: *mut pg_sys::Node,
+    ty: &PrimitiveType,
+) -> Option<Vec<(Literal, String)>> {
     if node.is_null() || !is_a(node, pg_sys::NodeTag::T_Const) {
         return None;
     }
@@ -278,7 +327,16 @@ unsafe fn const_array(node: *mut pg_sys::Node, ty: &PrimitiveType) -> Option<Vec
     let mut values: *mut Datum = std::ptr::null_mut();
     let mut nulls: *mut bool = std::ptr::null_mut();
     let mut n: i32 = 0;
-    pg_sys::deconstruct_array(arr, elem, len as i32, byval, align, &mut values, &mut nulls, &mut n);
+    pg_sys::deconstruct_array(
+        arr,
+        elem,
+        len as i32,
+        byval,
+        align,
+        &mut values,
+        &mut nulls,
+        &mut n,
+    );
     let mut out = Vec::with_capacity(n.max(0) as usize);
     for i in 0..n.max(0) as usize {
         if *nulls.add(i) {
@@ -297,7 +355,15 @@ unsafe fn show_datum(d: Datum, typid: Oid) -> String {
     pg_sys::getTypeOutputInfo(typid, &mut out_fn, &mut varlena);
     let text = pg_sys::OidOutputFunctionCall(out_fn, d);
     let s = CStr::from_ptr(text).to_string_lossy().into_owned();
-    let numeric = [pg_sys::INT2OID, pg_sys::INT4OID, pg_sys::INT8OID, pg_sys::FLOAT4OID, pg_sys::FLOAT8OID, pg_sys::NUMERICOID, pg_sys::BOOLOID];
+    let numeric = [
+        pg_sys::INT2OID,
+        pg_sys::INT4OID,
+        pg_sys::INT8OID,
+        pg_sys::FLOAT4OID,
+        pg_sys::FLOAT8OID,
+        pg_sys::NUMERICOID,
+        pg_sys::BOOLOID,
+    ];
     if numeric.contains(&typid) {
         s
     } else {

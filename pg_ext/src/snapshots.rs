@@ -6,7 +6,7 @@ use pgrx::prelude::*;
 
 use crate::error::{FdwError, OrReport};
 use crate::options;
-use crate::{fdw, pgutil, runtime};
+use crate::{fdw, pgutil};
 
 /// The icefloe server to use when none is named: the only one there is.
 fn only_server() -> Result<String, FdwError> {
@@ -24,7 +24,9 @@ fn only_server() -> Result<String, FdwError> {
     .map_err(|e| FdwError::Internal(e.to_string()))?;
     match names.as_slice() {
         [one] => Ok(one.clone()),
-        [] => Err(FdwError::Options("no server of foreign-data wrapper icefloe exists".into())),
+        [] => Err(FdwError::Options(
+            "no server of foreign-data wrapper icefloe exists".into(),
+        )),
         many => Err(FdwError::Options(format!(
             "several icefloe servers exist ({}): name one as the second argument",
             many.join(", ")
@@ -37,7 +39,8 @@ fn open(table: &str, server: Option<&str>) -> Result<Table, FdwError> {
         Some(s) => s.to_string(),
         None => only_server()?,
     };
-    let cname = std::ffi::CString::new(server_name.clone()).map_err(|_| FdwError::Options("bad server name".into()))?;
+    let cname = std::ffi::CString::new(server_name.clone())
+        .map_err(|_| FdwError::Options("bad server name".into()))?;
     // SAFETY: catalog lookups; missing_ok = false raises Postgres' own error.
     let (server_opts, mapping) = unsafe {
         let s = pgrx::pg_sys::GetForeignServerByName(cname.as_ptr(), false);
@@ -58,7 +61,6 @@ fn open(table: &str, server: Option<&str>) -> Result<Table, FdwError> {
         server_name,
     };
     let resolved = fdw::resolve_table(&opts)?;
-    let _ = runtime::block_on(async {})?;
     fdw::open_table(&resolved)
 }
 
@@ -94,9 +96,16 @@ fn icefloe_snapshots(
     let rows: Vec<_> = snaps
         .into_iter()
         .map(|s| {
-            let mut refs: Vec<String> = m.refs_of(s.snapshot_id).into_iter().map(str::to_string).collect();
+            let mut refs: Vec<String> = m
+                .refs_of(s.snapshot_id)
+                .into_iter()
+                .map(str::to_string)
+                .collect();
             refs.sort();
-            let pg_micros = s.timestamp_ms.checked_mul(1000).and_then(|v| v.checked_sub(options::PG_EPOCH_OFFSET_MICROS));
+            let pg_micros = s
+                .timestamp_ms
+                .checked_mul(1000)
+                .and_then(|v| v.checked_sub(options::PG_EPOCH_OFFSET_MICROS));
             (
                 s.snapshot_id,
                 s.parent_snapshot_id,

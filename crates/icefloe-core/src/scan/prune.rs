@@ -39,7 +39,9 @@ use std::collections::HashMap;
 use chrono::{Datelike, NaiveDate};
 
 use super::plan::FileScanTask;
-use crate::spec::{DataFile, Literal, PartitionSpec, PrimitiveType, Schema, TableMetadata, Transform, Type};
+use crate::spec::{
+    DataFile, Literal, PartitionSpec, PrimitiveType, Schema, TableMetadata, Transform, Type,
+};
 
 /// A comparison operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -84,7 +86,11 @@ impl CmpOp {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Predicate {
     /// `column op value`.
-    Cmp { field_id: i32, op: CmpOp, value: Literal },
+    Cmp {
+        field_id: i32,
+        op: CmpOp,
+        value: Literal,
+    },
     /// `column IN (values)`.
     In { field_id: i32, values: Vec<Literal> },
     /// `column IS NULL`.
@@ -144,7 +150,11 @@ impl Pruner {
             .iter()
             .map(|s| (s.spec_id, s.clone()))
             .collect();
-        Pruner { predicates, types, specs }
+        Pruner {
+            predicates,
+            types,
+            specs,
+        }
     }
 
     /// The predicates that take part in pruning.
@@ -169,7 +179,10 @@ impl Pruner {
         let kept: Vec<FileScanTask> = if self.is_empty() {
             tasks
         } else {
-            tasks.into_iter().filter(|t| self.may_match(&t.data_file)).collect()
+            tasks
+                .into_iter()
+                .filter(|t| self.may_match(&t.data_file))
+                .collect()
         };
         let stats = PruneStats {
             kept: kept.len(),
@@ -180,12 +193,16 @@ impl Pruner {
 
     fn may_match_one(&self, p: &Predicate, file: &DataFile) -> bool {
         let id = p.field_id();
-        let Some(ty) = self.types.get(&id) else { return true };
+        let Some(ty) = self.types.get(&id) else {
+            return true;
+        };
         let metrics = Metrics::of(file, id, ty);
         if !may_match_range(p, &metrics, ty) {
             return false;
         }
-        let Some(spec) = self.specs.get(&file.spec_id) else { return true };
+        let Some(spec) = self.specs.get(&file.spec_id) else {
+            return true;
+        };
         for (field, value) in spec.fields.iter().zip(&file.partition) {
             if field.source_id != id {
                 continue;
@@ -223,7 +240,9 @@ impl Metrics {
             if matches!(ty, PrimitiveType::Uuid) {
                 return None;
             }
-            m.get(&id).and_then(|b| Literal::from_bytes(b, ty)).and_then(usable)
+            m.get(&id)
+                .and_then(|b| Literal::from_bytes(b, ty))
+                .and_then(usable)
         };
         let nulls = file.null_value_counts.get(&id).copied();
         Metrics {
@@ -257,7 +276,9 @@ fn compare(a: &Literal, b: &Literal) -> Option<Ordering> {
     match (a, b) {
         (L::Boolean(x), L::Boolean(y)) => Some(x.cmp(y)),
         (L::Int(_) | L::Long(_), L::Int(_) | L::Long(_)) => Some(int(a)?.cmp(&int(b)?)),
-        (L::Float(_) | L::Double(_), L::Float(_) | L::Double(_)) => float(a)?.partial_cmp(&float(b)?),
+        (L::Float(_) | L::Double(_), L::Float(_) | L::Double(_)) => {
+            float(a)?.partial_cmp(&float(b)?)
+        }
         (L::Decimal(x), L::Decimal(y)) => Some(x.cmp(y)),
         (L::Date(x), L::Date(y)) => Some(x.cmp(y)),
         (L::Time(x), L::Time(y)) => Some(x.cmp(y)),
@@ -280,7 +301,13 @@ fn may_match_range(p: &Predicate, m: &Metrics, ty: &PrimitiveType) -> bool {
             if m.all_null {
                 return false;
             }
-            cmp_may_match(*op, value, m.lower.as_ref(), m.upper.as_ref(), is_float && !m.no_nan)
+            cmp_may_match(
+                *op,
+                value,
+                m.lower.as_ref(),
+                m.upper.as_ref(),
+                is_float && !m.no_nan,
+            )
         }
         Predicate::In { values, .. } => {
             if m.all_null {
@@ -295,7 +322,13 @@ fn may_match_range(p: &Predicate, m: &Metrics, ty: &PrimitiveType) -> bool {
 
 /// Whether a value in `[lower, upper]` may satisfy `x op value`. `nan_possible`: the column
 /// may hold NaN, which a database ordering NaN above all numbers counts as greater.
-fn cmp_may_match(op: CmpOp, value: &Literal, lower: Option<&Literal>, upper: Option<&Literal>, nan_possible: bool) -> bool {
+fn cmp_may_match(
+    op: CmpOp,
+    value: &Literal,
+    lower: Option<&Literal>,
+    upper: Option<&Literal>,
+    nan_possible: bool,
+) -> bool {
     if is_nan(value) {
         return true;
     }
@@ -313,7 +346,12 @@ fn cmp_may_match(op: CmpOp, value: &Literal, lower: Option<&Literal>, upper: Opt
 
 /// Whether rows of a file whose partition field (with `transform` over the predicate's column)
 /// has value `value` may satisfy `p`.
-fn may_match_partition(p: &Predicate, transform: &Transform, value: Option<&Literal>, ty: &PrimitiveType) -> bool {
+fn may_match_partition(
+    p: &Predicate,
+    transform: &Transform,
+    value: Option<&Literal>,
+    ty: &PrimitiveType,
+) -> bool {
     // Transforms that map null to null and only null: a null partition value means the
     // column is null in every row of the file, and a non-null one that it is never null.
     let null_preserving = matches!(
@@ -354,13 +392,19 @@ fn may_match_partition(p: &Predicate, transform: &Transform, value: Option<&Lite
             may_match_range(p, &m, ty)
         }
         Transform::Truncate(w) if matches!(ty, PrimitiveType::String) => {
-            let Literal::String(prefix) = value else { return true };
+            let Literal::String(prefix) = value else {
+                return true;
+            };
             let fits = |v: &Literal| match v {
                 Literal::String(s) => s.chars().take(*w as usize).eq(prefix.chars()),
                 _ => true,
             };
             match p {
-                Predicate::Cmp { op: CmpOp::Eq, value, .. } => fits(value),
+                Predicate::Cmp {
+                    op: CmpOp::Eq,
+                    value,
+                    ..
+                } => fits(value),
                 Predicate::In { values, .. } => values.iter().any(fits),
                 _ => true,
             }
@@ -383,7 +427,11 @@ fn may_match_partition(p: &Predicate, transform: &Transform, value: Option<&Lite
 
 /// The inclusive range of source values that a partition value of a monotonic transform
 /// covers, in the source type's units; `None` where not derived.
-fn range_of_partition(transform: &Transform, value: &Literal, ty: &PrimitiveType) -> Option<(Literal, Literal)> {
+fn range_of_partition(
+    transform: &Transform,
+    value: &Literal,
+    ty: &PrimitiveType,
+) -> Option<(Literal, Literal)> {
     let n = match value {
         Literal::Int(v) => *v as i64,
         Literal::Date(v) => *v as i64,
@@ -398,14 +446,20 @@ fn range_of_partition(transform: &Transform, value: &Literal, ty: &PrimitiveType
             }
             let hi = n.checked_add(w - 1)?;
             Some(match ty {
-                PrimitiveType::Int => (Literal::Int(i32::try_from(n).ok()?), Literal::Int(i32::try_from(hi).unwrap_or(i32::MAX))),
+                PrimitiveType::Int => (
+                    Literal::Int(i32::try_from(n).ok()?),
+                    Literal::Int(i32::try_from(hi).unwrap_or(i32::MAX)),
+                ),
                 _ => (Literal::Long(n), Literal::Long(hi)),
             })
         }
         (Transform::Year | Transform::Month | Transform::Day | Transform::Hour, _) => {
             // Start and end (exclusive) of the partition in days or hours since the epoch.
             let (start_days, end_days) = match transform {
-                Transform::Year => (days_of_month(n.checked_mul(12)?)?, days_of_month(n.checked_add(1)?.checked_mul(12)?)?),
+                Transform::Year => (
+                    days_of_month(n.checked_mul(12)?)?,
+                    days_of_month(n.checked_add(1)?.checked_mul(12)?)?,
+                ),
                 Transform::Month => (days_of_month(n)?, days_of_month(n.checked_add(1)?)?),
                 Transform::Day => (n, n.checked_add(1)?),
                 _ => (0, 0),
@@ -421,13 +475,22 @@ fn range_of_partition(transform: &Transform, value: &Literal, ty: &PrimitiveType
                     return None;
                 }
                 let per_hour = per_day / 24;
-                (n.checked_mul(per_hour)?, n.checked_add(1)?.checked_mul(per_hour)?)
+                (
+                    n.checked_mul(per_hour)?,
+                    n.checked_add(1)?.checked_mul(per_hour)?,
+                )
             } else {
-                (start_days.checked_mul(per_day)?, end_days.checked_mul(per_day)?)
+                (
+                    start_days.checked_mul(per_day)?,
+                    end_days.checked_mul(per_day)?,
+                )
             };
             let hi = hi_excl.checked_sub(1)?;
             Some(match ty {
-                PrimitiveType::Date => (Literal::Date(i32::try_from(lo).ok()?), Literal::Date(i32::try_from(hi).ok()?)),
+                PrimitiveType::Date => (
+                    Literal::Date(i32::try_from(lo).ok()?),
+                    Literal::Date(i32::try_from(hi).ok()?),
+                ),
                 _ => (Literal::Timestamp(lo), Literal::Timestamp(hi)),
             })
         }
@@ -513,7 +576,11 @@ mod tests {
     }
 
     fn cmp(field_id: i32, op: CmpOp, value: Literal) -> Predicate {
-        Predicate::Cmp { field_id, op, value }
+        Predicate::Cmp {
+            field_id,
+            op,
+            value,
+        }
     }
 
     #[test]
@@ -531,8 +598,14 @@ mod tests {
         assert!(may(cmp(1, CmpOp::LtEq, Literal::Long(10))));
         assert!(!may(cmp(1, CmpOp::Gt, Literal::Long(20))));
         assert!(may(cmp(1, CmpOp::GtEq, Literal::Long(20))));
-        assert!(!may(Predicate::In { field_id: 1, values: vec![Literal::Long(1), Literal::Long(30)] }));
-        assert!(may(Predicate::In { field_id: 1, values: vec![Literal::Long(1), Literal::Long(15)] }));
+        assert!(!may(Predicate::In {
+            field_id: 1,
+            values: vec![Literal::Long(1), Literal::Long(30)]
+        }));
+        assert!(may(Predicate::In {
+            field_id: 1,
+            values: vec![Literal::Long(1), Literal::Long(15)]
+        }));
         // Unknown field ids and incomparable literals never prune.
         assert!(may(cmp(99, CmpOp::Eq, Literal::Long(0))));
         assert!(may(cmp(1, CmpOp::Eq, Literal::String("a".into()))));
@@ -576,15 +649,43 @@ mod tests {
         let spec = PartitionSpec {
             spec_id: 1,
             fields: vec![
-                PartitionField { source_id: 3, field_id: 1000, name: "s".into(), transform: Transform::Identity },
-                PartitionField { source_id: 4, field_id: 1001, name: "ts_day".into(), transform: Transform::Day },
-                PartitionField { source_id: 5, field_id: 1002, name: "d_month".into(), transform: Transform::Month },
-                PartitionField { source_id: 1, field_id: 1003, name: "id_bucket".into(), transform: Transform::Bucket(4) },
+                PartitionField {
+                    source_id: 3,
+                    field_id: 1000,
+                    name: "s".into(),
+                    transform: Transform::Identity,
+                },
+                PartitionField {
+                    source_id: 4,
+                    field_id: 1001,
+                    name: "ts_day".into(),
+                    transform: Transform::Day,
+                },
+                PartitionField {
+                    source_id: 5,
+                    field_id: 1002,
+                    name: "d_month".into(),
+                    transform: Transform::Month,
+                },
+                PartitionField {
+                    source_id: 1,
+                    field_id: 1003,
+                    name: "id_bucket".into(),
+                    transform: Transform::Bucket(4),
+                },
             ],
         };
         let m = metadata(vec![spec]);
         // s = 'a/b', ts in 1970-01-02, d in 1970-02, bucket 3.
-        let f = file(1, vec![Some(Literal::String("a/b".into())), Some(Literal::Date(1)), Some(Literal::Int(1)), Some(Literal::Int(3))]);
+        let f = file(
+            1,
+            vec![
+                Some(Literal::String("a/b".into())),
+                Some(Literal::Date(1)),
+                Some(Literal::Int(1)),
+                Some(Literal::Int(3)),
+            ],
+        );
         let may = |p: Predicate| Pruner::new(&m, &schema(), vec![p]).may_match(&f);
         assert!(may(cmp(3, CmpOp::Eq, Literal::String("a/b".into()))));
         assert!(!may(cmp(3, CmpOp::Eq, Literal::String("a".into()))));
@@ -594,7 +695,8 @@ mod tests {
         assert!(!may(cmp(4, CmpOp::Lt, Literal::Timestamp(day))));
         assert!(may(cmp(4, CmpOp::LtEq, Literal::Timestamp(day))));
         assert!(!may(cmp(4, CmpOp::GtEq, Literal::Timestamp(2 * day))));
-        assert!(may(cmp(4, CmpOp::Gt, Literal::Timestamp(2 * day - 1))));
+        assert!(may(cmp(4, CmpOp::Gt, Literal::Timestamp(2 * day - 2))));
+        assert!(!may(cmp(4, CmpOp::Gt, Literal::Timestamp(2 * day - 1))));
         // February 1970 is days 31..=58.
         assert!(!may(cmp(5, CmpOp::Eq, Literal::Date(30))));
         assert!(may(cmp(5, CmpOp::Eq, Literal::Date(31))));
@@ -614,7 +716,12 @@ mod tests {
     fn string_truncate_partitions() {
         let spec = PartitionSpec {
             spec_id: 2,
-            fields: vec![PartitionField { source_id: 3, field_id: 1000, name: "s_trunc".into(), transform: Transform::Truncate(3) }],
+            fields: vec![PartitionField {
+                source_id: 3,
+                field_id: 1000,
+                name: "s_trunc".into(),
+                transform: Transform::Truncate(3),
+            }],
         };
         let m = metadata(vec![spec]);
         let f = file(2, vec![Some(Literal::String("abc".into()))]);

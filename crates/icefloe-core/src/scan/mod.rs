@@ -14,7 +14,7 @@ use std::sync::Arc;
 use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 use futures::stream::BoxStream;
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use tokio::sync::mpsc;
 
 use crate::spec::name_mapping::NameMapping;
@@ -193,12 +193,28 @@ impl Scan {
             let (tx, rx) = mpsc::channel::<crate::Result<RecordBatch>>(2);
             let s = scan.clone();
             let handle = tokio::spawn(async move {
-                let mut st = s.read_task(task);
-                while let Some(item) = st.next().await {
-                    let stop = item.is_err();
-                    if tx.send(item).await.is_err() || stop {
-                        break;
+                let path = task.data_file.file_path.clone();
+                let forward = {
+                    let tx = tx.clone();
+                    async move {
+                        let mut st = s.read_task(task);
+                        while let Some(item) = st.next().await {
+                            let stop = item.is_err();
+                            if tx.send(item).await.is_err() || stop {
+                                break;
+                            }
+                        }
                     }
+                };
+                // A panic while reading must not look like the end of the file (rows would be
+                // silently missing): it becomes this file's error.
+                if let Err(panic) = std::panic::AssertUnwindSafe(forward).catch_unwind().await {
+                    let what = panic
+                        .downcast_ref::<&str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "unknown panic".into());
+                    let _ = tx.send(Err(crate::Error::data_file(&path, format!("reader panicked: {what}")))).await;
                 }
             });
             futures::future::ready(ReceiverStream { rx, _handle: AbortOnDrop(handle) })

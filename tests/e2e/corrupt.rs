@@ -21,7 +21,10 @@ async fn scan_error(dir: &Path) -> String {
     }
     .await;
     match result {
-        Ok(n) => panic!("reading {} succeeded ({n} batches) but should fail", dir.display()),
+        Ok(n) => panic!(
+            "reading {} succeeded ({n} batches) but should fail",
+            dir.display()
+        ),
         Err(e) => e.to_string(),
     }
 }
@@ -36,8 +39,15 @@ async fn first_dv(dir: &Path) -> (PathBuf, u64, u64) {
     let table = Table::open(dir.to_str().unwrap()).await.unwrap();
     let scan = Scan::builder().build(&table).unwrap();
     let tasks = scan.plan_files().await.unwrap();
-    let dv = tasks.iter().find_map(|t| t.deletion_vector.clone()).expect("a DV applies");
-    let rel = dv.file.file_path.strip_prefix(&table.metadata().location).unwrap();
+    let dv = tasks
+        .iter()
+        .find_map(|t| t.deletion_vector.clone())
+        .expect("a DV applies");
+    let rel = dv
+        .file
+        .file_path
+        .strip_prefix(&table.metadata().location)
+        .unwrap();
     (
         dir.join(rel.trim_start_matches('/')),
         dv.file.content_offset.unwrap() as u64,
@@ -49,7 +59,12 @@ async fn first_dv(dir: &Path) -> (PathBuf, u64, u64) {
 async fn missing_data_file_is_named() {
     let tmp = copy_table(&table_dir("v3_basic"));
     let table = Table::open(tmp.path().to_str().unwrap()).await.unwrap();
-    let tasks = Scan::builder().build(&table).unwrap().plan_files().await.unwrap();
+    let tasks = Scan::builder()
+        .build(&table)
+        .unwrap()
+        .plan_files()
+        .await
+        .unwrap();
     let victim = &tasks[0].data_file.file_path;
     let name = victim.rsplit('/').next().unwrap().to_string();
     std::fs::remove_file(tmp.path().join("data").join(&name)).unwrap();
@@ -61,7 +76,10 @@ async fn missing_data_file_is_named() {
 async fn truncated_puffin_is_an_error() {
     let tmp = copy_table(&table_dir("v3_dv_large"));
     let (puffin, offset, _) = first_dv(tmp.path()).await;
-    let f = std::fs::OpenOptions::new().write(true).open(&puffin).unwrap();
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&puffin)
+        .unwrap();
     f.set_len(offset + 10).unwrap();
     let err = scan_error(tmp.path()).await;
     let name = puffin.file_name().unwrap().to_str().unwrap();
@@ -78,7 +96,10 @@ async fn wrong_dv_length_is_an_error() {
     bytes[o..o + 4].copy_from_slice(&(len - 8).to_be_bytes());
     std::fs::write(&puffin, bytes).unwrap();
     let err = scan_error(tmp.path()).await;
-    assert!(err.contains("invalid deletion vector") && err.contains("length"), "{err}");
+    assert!(
+        err.contains("invalid deletion vector") && err.contains("length"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -105,7 +126,8 @@ async fn bad_dv_magic_is_an_error() {
 
 fn edit_metadata(dir: &Path, edit: impl FnOnce(&mut serde_json::Value)) {
     let p = current_metadata(dir);
-    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
     edit(&mut v);
     std::fs::write(&p, serde_json::to_string(&v).unwrap()).unwrap();
 }
@@ -114,7 +136,10 @@ fn edit_metadata(dir: &Path, edit: impl FnOnce(&mut serde_json::Value)) {
 async fn format_version_4_is_refused() {
     let tmp = copy_table(&table_dir("v3_basic"));
     edit_metadata(tmp.path(), |v| v["format-version"] = 4.into());
-    let err = Table::open(tmp.path().to_str().unwrap()).await.unwrap_err().to_string();
+    let err = Table::open(tmp.path().to_str().unwrap())
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("unsupported format version 4"), "{err}");
 }
 
@@ -126,23 +151,40 @@ async fn unknown_type_is_refused() {
             s["fields"][1]["type"] = "varchar(10)".into();
         }
     });
-    let err = Table::open(tmp.path().to_str().unwrap()).await.unwrap_err().to_string();
-    assert!(err.contains("unknown type") && err.contains("varchar(10)"), "{err}");
+    let err = Table::open(tmp.path().to_str().unwrap())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("unknown type") && err.contains("varchar(10)"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
 async fn metadata_resolution_follows_hint_then_highest_version() {
     let tmp = copy_table(&table_dir("v3_basic"));
     let meta = tmp.path().join("metadata");
-    let hint: u32 = std::fs::read_to_string(meta.join("version-hint.text")).unwrap().trim().parse().unwrap();
+    let hint: u32 = std::fs::read_to_string(meta.join("version-hint.text"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     // The hint wins over a higher version.
     std::fs::write(meta.join("version-hint.text"), format!("{}\n", hint - 1)).unwrap();
     let t = Table::open(tmp.path().to_str().unwrap()).await.unwrap();
-    assert!(t.metadata_file().ends_with(&format!("v{}.metadata.json", hint - 1)));
+    assert!(t
+        .metadata_file()
+        .ends_with(&format!("v{}.metadata.json", hint - 1)));
     // Without a hint, the highest version.
     std::fs::remove_file(meta.join("version-hint.text")).unwrap();
     let t = Table::open(tmp.path().to_str().unwrap()).await.unwrap();
-    assert!(t.metadata_file().ends_with(&format!("v{hint}.metadata.json")), "{}", t.metadata_file());
+    assert!(
+        t.metadata_file()
+            .ends_with(&format!("v{hint}.metadata.json")),
+        "{}",
+        t.metadata_file()
+    );
     // An explicit file wins.
     let explicit = meta.join("v2.metadata.json");
     let t = Table::open(explicit.to_str().unwrap()).await.unwrap();
@@ -157,13 +199,19 @@ async fn metadata_resolution_follows_hint_then_highest_version() {
     assert!(t.metadata_file().ends_with(".gz.metadata.json"));
     let latest = meta.join(format!("v{hint}.metadata.json"));
     let plain_table = Table::open(latest.to_str().unwrap()).await.unwrap();
-    assert_eq!(t.metadata().current_snapshot_id, plain_table.metadata().current_snapshot_id);
+    assert_eq!(
+        t.metadata().current_snapshot_id,
+        plain_table.metadata().current_snapshot_id
+    );
     assert!(t.metadata().current_snapshot_id.is_some());
 }
 
 #[tokio::test]
 async fn missing_table_says_what_was_looked_for() {
     let tmp = tempfile::tempdir().unwrap();
-    let err = Table::open(tmp.path().to_str().unwrap()).await.unwrap_err().to_string();
+    let err = Table::open(tmp.path().to_str().unwrap())
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("metadata"), "{err}");
 }

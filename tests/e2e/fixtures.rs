@@ -34,13 +34,21 @@ fn jsonl(batches: &[RecordBatch]) -> Vec<Value> {
         w.write_batch(b).unwrap();
     }
     let out = String::from_utf8(w.finish().unwrap()).unwrap();
-    out.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect()
+    out.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
 }
 
 fn check_columns(s: &FixtureSnapshot, rows: &[Value]) {
     for r in rows {
         let keys: Vec<&String> = r.as_object().unwrap().keys().collect();
-        assert_eq!(keys, s.expected_columns.iter().collect::<Vec<_>>(), "{}@{}", s.table, s.snapshot_id);
+        assert_eq!(
+            keys,
+            s.expected_columns.iter().collect::<Vec<_>>(),
+            "{}@{}",
+            s.table,
+            s.snapshot_id
+        );
     }
 }
 
@@ -53,10 +61,19 @@ async fn jsonl_matches_every_snapshot() {
         let got = jsonl(&batches);
         check_columns(s, &got);
         if let Some(d) = diff_rows(&got, &s.expected_rows()) {
-            failures.push(format!("{}@{} ({}): {d}", s.table, s.snapshot_id, s.operation));
+            failures.push(format!(
+                "{}@{} ({}): {d}",
+                s.table, s.snapshot_id, s.operation
+            ));
         }
     }
-    assert!(failures.is_empty(), "{} of {} snapshots differ:\n{}", failures.len(), snaps.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} snapshots differ:\n{}",
+        failures.len(),
+        snaps.len(),
+        failures.join("\n")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -64,7 +81,7 @@ async fn csv_matches_every_snapshot() {
     let mut failures = Vec::new();
     for s in &all_snapshots() {
         let (schema, batches) = read(s).await;
-        let mut w = CsvWriter::new(Vec::new(), &schema).unwrap();
+        let mut w = CsvWriter::new(Vec::new(), &schema);
         for b in &batches {
             w.write_batch(b).unwrap();
         }
@@ -103,18 +120,30 @@ async fn parquet_round_trips_every_snapshot() {
             failures.push(format!("{}@{}: {d}", s.table, s.snapshot_id));
         }
     }
-    assert!(failures.is_empty(), "Parquet differs:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "Parquet differs:\n{}",
+        failures.join("\n")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn refs_and_time_travel_select_the_right_snapshot() {
-    let snaps: Vec<_> = all_snapshots().into_iter().filter(|s| s.table == "v3_basic").collect();
-    let table = Table::open(snaps[0].table_dir.to_str().unwrap()).await.unwrap();
+    let snaps: Vec<_> = all_snapshots()
+        .into_iter()
+        .filter(|s| s.table == "v3_basic")
+        .collect();
+    let table = Table::open(snaps[0].table_dir.to_str().unwrap())
+        .await
+        .unwrap();
     // Every ref recorded for a snapshot selects it.
     let mut checked = 0;
     for s in &snaps {
         for r in &s.refs {
-            let got = table.select(&SnapshotSelector::Ref(r.clone())).unwrap().unwrap();
+            let got = table
+                .select(&SnapshotSelector::Ref(r.clone()))
+                .unwrap()
+                .unwrap();
             assert_eq!(got.snapshot_id, s.snapshot_id, "ref {r}");
             checked += 1;
         }
@@ -122,7 +151,10 @@ async fn refs_and_time_travel_select_the_right_snapshot() {
     assert!(checked >= 3, "v3_basic has main, a tag and a branch");
     // As of each main snapshot's commit time, that snapshot is current.
     for e in &table.metadata().snapshot_log {
-        let got = table.select(&SnapshotSelector::AsOf(e.timestamp_ms)).unwrap().unwrap();
+        let got = table
+            .select(&SnapshotSelector::AsOf(e.timestamp_ms))
+            .unwrap()
+            .unwrap();
         assert_eq!(got.snapshot_id, e.snapshot_id);
     }
     let first = table.metadata().snapshot_log[0].timestamp_ms;

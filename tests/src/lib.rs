@@ -60,18 +60,28 @@ pub fn all_snapshots() -> Vec<FixtureSnapshot> {
                 expected_file: root.join(s["expected_file"].as_str().expect("expected file")),
                 refs: s["refs"]
                     .as_array()
-                    .map(|a| a.iter().filter_map(|r| r.as_str().map(str::to_string)).collect())
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|r| r.as_str().map(str::to_string))
+                            .collect()
+                    })
                     .unwrap_or_default(),
             });
         }
     }
-    assert!(out.len() >= 78, "fixture index lists {} snapshots", out.len());
+    assert!(
+        out.len() >= 78,
+        "fixture index lists {} snapshots",
+        out.len()
+    );
     out
 }
 
 fn read_json(p: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
-        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+    serde_json::from_str(
+        &std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())),
+    )
+    .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
 /// Copies a fixture table to a fresh temporary directory (for tests that corrupt it).
@@ -101,8 +111,9 @@ fn norm(v: &Value) -> Value {
             let items: Vec<Value> = a.iter().map(norm).collect();
             let is_map = !items.is_empty()
                 && items.iter().all(|e| {
-                    e.as_object()
-                        .is_some_and(|o| o.len() == 2 && o.contains_key("key") && o.contains_key("value"))
+                    e.as_object().is_some_and(|o| {
+                        o.len() == 2 && o.contains_key("key") && o.contains_key("value")
+                    })
                 });
             if is_map {
                 let mut s = items;
@@ -126,13 +137,18 @@ pub fn same(got: &Value, want: &Value) -> bool {
             if let (Some(x), Some(y)) = (a.as_i64(), b.as_i64()) {
                 return x == y;
             }
-            let (x, y) = (a.as_f64().unwrap_or(f64::NAN), b.as_f64().unwrap_or(f64::NAN));
+            let (x, y) = (
+                a.as_f64().unwrap_or(f64::NAN),
+                b.as_f64().unwrap_or(f64::NAN),
+            );
             if x == y {
                 return x.is_sign_negative() == y.is_sign_negative();
             }
             (y as f32) as f64 == y && x as f32 == y as f32
         }
-        (Value::Array(a), Value::Array(b)) => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same(x, y)),
+        (Value::Array(a), Value::Array(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same(x, y))
+        }
         (Value::Object(a), Value::Object(b)) => {
             a.len() == b.len() && a.iter().all(|(k, v)| b.get(k).is_some_and(|w| same(v, w)))
         }
@@ -186,7 +202,11 @@ fn key(v: &Value) -> String {
             Value::Object(o) => {
                 let mut keys: Vec<_> = o.keys().cloned().collect();
                 keys.sort();
-                Value::Object(keys.into_iter().map(|k| (k.clone(), canon(&o[&k]))).collect())
+                Value::Object(
+                    keys.into_iter()
+                        .map(|k| (k.clone(), canon(&o[&k])))
+                        .collect(),
+                )
             }
             Value::Array(a) => Value::Array(a.iter().map(canon).collect()),
             other => other.clone(),
@@ -268,7 +288,8 @@ pub fn csv_to_rows(records: &[Vec<(String, bool)>], want: &[Value]) -> Vec<Value
                 } else if *k == Some("json") {
                     match text.as_str() {
                         "NaN" | "Infinity" | "-Infinity" => Value::String(text.clone()),
-                        _ => serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.clone())),
+                        _ => serde_json::from_str(text)
+                            .unwrap_or_else(|_| Value::String(text.clone())),
                     }
                 } else {
                     Value::String(text.clone())
@@ -287,8 +308,14 @@ mod tests {
 
     #[test]
     fn multiset_comparison_detects_differences() {
-        let want = vec![json!({"a": 1, "m": [{"key": "x", "value": 1}, {"key": "a", "value": 2}]}), json!({"a": -0.0})];
-        let got = vec![json!({"a": -0.0}), json!({"m": [{"key": "a", "value": 2}, {"key": "x", "value": 1}], "a": 1})];
+        let want = vec![
+            json!({"a": 1, "m": [{"key": "x", "value": 1}, {"key": "a", "value": 2}]}),
+            json!({"a": -0.0}),
+        ];
+        let got = vec![
+            json!({"a": -0.0}),
+            json!({"m": [{"key": "a", "value": 2}, {"key": "x", "value": 1}], "a": 1}),
+        ];
         assert_eq!(diff_rows(&got, &want), None);
         assert!(diff_rows(&[json!({"a": 0.0}), got[1].clone()], &want).is_some());
         assert!(diff_rows(&got[..1], &want).is_some());

@@ -60,7 +60,9 @@ pub async fn cat(
         ),
         None => {
             if format == Format::Parquet && std::io::stdout().is_terminal() {
-                anyhow::bail!("refusing to write Parquet to a terminal: use --output FILE or a pipe");
+                anyhow::bail!(
+                    "refusing to write Parquet to a terminal: use --output FILE or a pipe"
+                );
             }
             Box::new(std::io::stdout())
         }
@@ -68,7 +70,7 @@ pub async fn cat(
     let w = BufWriter::with_capacity(1 << 20, sink);
     let schema = scan.schema();
     let mut enc = match format {
-        Format::Csv => Encoder::Csv(CsvWriter::new(w, &schema)?),
+        Format::Csv => Encoder::Csv(CsvWriter::new(w, &schema)),
         Format::Jsonl => Encoder::Jsonl(JsonLinesWriter::new(w)),
         Format::Parquet => Encoder::Parquet(ParquetWriter::new(w, &schema)?),
     };

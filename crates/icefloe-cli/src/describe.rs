@@ -33,7 +33,9 @@ pub async fn schema(location: &str, at: &SnapshotArgs) -> Result<()> {
     let mut rows = Vec::new();
     fn walk(fields: &[NestedField], depth: usize, rows: &mut Vec<Vec<String>>) {
         for f in fields {
-            let lit = |l: &Option<icefloe_core::spec::Literal>| l.as_ref().map(|l| format!("{l:?}")).unwrap_or_default();
+            let lit = |l: &Option<icefloe_core::spec::Literal>| {
+                l.as_ref().map(|l| format!("{l:?}")).unwrap_or_default()
+            };
             rows.push(vec![
                 f.id.to_string(),
                 format!("{}{}", "  ".repeat(depth), f.name),
@@ -59,10 +61,17 @@ pub async fn schema(location: &str, at: &SnapshotArgs) -> Result<()> {
     }
     walk(schema.columns(), 0, &mut rows);
     let listing = Listing {
-        header: ["field_id", "name", "type", "required", "initial_default", "write_default"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
+        header: [
+            "field_id",
+            "name",
+            "type",
+            "required",
+            "initial_default",
+            "write_default",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect(),
         rows,
     };
     println!("schema {}", schema.schema_id);
@@ -77,10 +86,15 @@ pub async fn files(location: &str, at: &SnapshotArgs, format: ListFormat) -> Res
     let mut rows = Vec::new();
     let short = |p: &str| {
         let root = table.metadata().location.as_str();
-        p.strip_prefix(root).map(|r| r.trim_start_matches('/').to_string()).unwrap_or_else(|| p.to_string())
+        p.strip_prefix(root)
+            .map(|r| r.trim_start_matches('/').to_string())
+            .unwrap_or_else(|| p.to_string())
     };
     for t in &tasks {
-        let deleted = deleted_positions(&table, t).await?.map(|b| b.len()).unwrap_or(0);
+        let deleted = deleted_positions(&table, t)
+            .await?
+            .map(|b| b.len())
+            .unwrap_or(0);
         let mut deletes = Vec::new();
         if let Some(dv) = &t.deletion_vector {
             deletes.push(format!(
@@ -94,7 +108,11 @@ pub async fn files(location: &str, at: &SnapshotArgs, format: ListFormat) -> Res
             deletes.push(format!("pos {}", short(&p.file.file_path)));
         }
         for e in &t.equality_deletes {
-            deletes.push(format!("eq{:?} {}", e.file.equality_ids, short(&e.file.file_path)));
+            deletes.push(format!(
+                "eq{:?} {}",
+                e.file.equality_ids,
+                short(&e.file.file_path)
+            ));
         }
         rows.push(vec![
             short(&t.data_file.file_path),
@@ -107,10 +125,18 @@ pub async fn files(location: &str, at: &SnapshotArgs, format: ListFormat) -> Res
         ]);
     }
     let listing = Listing {
-        header: ["data_file", "record_count", "sequence_number", "first_row_id", "spec_id", "deleted_positions", "deletes"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
+        header: [
+            "data_file",
+            "record_count",
+            "sequence_number",
+            "first_row_id",
+            "spec_id",
+            "deleted_positions",
+            "deletes",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect(),
         rows,
     };
     print(&listing, format)

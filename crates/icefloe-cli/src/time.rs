@@ -28,13 +28,6 @@ pub fn parse_time_ms(s: &str) -> Result<i64> {
     ))
 }
 
-/// Milliseconds since the epoch as `YYYY-MM-DDTHH:MM:SS.fffZ`.
-pub fn format_ms(ms: i64) -> String {
-    DateTime::<Utc>::from_timestamp_millis(ms)
-        .map(|d| d.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
-        .unwrap_or_else(|| ms.to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -46,6 +39,5 @@ mod tests {
         assert_eq!(parse_time_ms("1970-01-01 00:00:01.5").unwrap(), 1500);
         assert_eq!(parse_time_ms("1970-01-02").unwrap(), 86_400_000);
         assert!(parse_time_ms("yesterday").is_err());
-        assert_eq!(format_ms(1500), "1970-01-01T00:00:01.500Z");
     }
 }

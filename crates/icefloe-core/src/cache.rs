@@ -35,7 +35,9 @@ impl Caches {
         Caches {
             metadata: Cache::builder()
                 .max_capacity(tenth)
-                .weigher(|_, v: &Arc<TableMetadata>| weight(64 * (v.snapshots.len() + v.schemas.len() + 16)))
+                .weigher(|_, v: &Arc<TableMetadata>| {
+                    weight(64 * (v.snapshots.len() + v.schemas.len() + 16))
+                })
                 .build(),
             manifest_lists: Cache::builder()
                 .max_capacity(tenth)
@@ -74,7 +76,11 @@ fn weight(n: usize) -> u32 {
 }
 
 /// Gets `key` from `cache`, or computes and stores it. Errors are returned, never cached.
-pub async fn get_or_load<V, F>(cache: &Cache<String, Arc<V>>, key: String, load: F) -> crate::Result<Arc<V>>
+pub async fn get_or_load<V, F>(
+    cache: &Cache<String, Arc<V>>,
+    key: String,
+    load: F,
+) -> crate::Result<Arc<V>>
 where
     V: Send + Sync + 'static,
     F: Future<Output = crate::Result<V>>,

@@ -124,7 +124,10 @@ mod tests {
     fn csv_quotes_only_when_needed() {
         let l = Listing {
             header: vec!["a".into(), "b".into()],
-            rows: vec![vec!["x,y".into(), "say \"hi\"".into()], vec!["1".into(), String::new()]],
+            rows: vec![
+                vec!["x,y".into(), "say \"hi\"".into()],
+                vec!["1".into(), String::new()],
+            ],
         };
         assert_eq!(l.to_csv(), "a,b\n\"x,y\",\"say \"\"hi\"\"\"\n1,\n");
         assert_eq!(l.to_text(), "a    b\nx,y  say \"hi\"\n1\n");

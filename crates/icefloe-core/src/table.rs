@@ -34,7 +34,9 @@ pub struct Table {
 
 impl std::fmt::Debug for Table {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Table").field("metadata_file", &self.metadata_file).finish()
+        f.debug_struct("Table")
+            .field("metadata_file", &self.metadata_file)
+            .finish()
     }
 }
 
@@ -60,14 +62,18 @@ impl Table {
     ) -> crate::Result<Table> {
         let (io, path) = TableIo::open_with_options(location, storage)?;
         let located = locate(&io, &path).await?;
-        let key = io.display(&object_store::path::Path::from(located.metadata_file.trim_start_matches('/')));
+        let key = io.display(&io.resolve(&located.metadata_file));
         let metadata = get_or_load(&caches.metadata, key.clone(), async {
             let bytes = io.read(&located.metadata_file).await?;
             let bytes = maybe_gunzip(&bytes, &key)?;
             TableMetadata::from_json_bytes(&bytes, &key)
         })
         .await?;
-        let root = if located.root.is_empty() { String::new() } else { located.root.clone() };
+        let root = if located.root.is_empty() {
+            String::new()
+        } else {
+            located.root.clone()
+        };
         let io = io.with_roots(&root, &metadata.location);
         Ok(Table {
             io,
@@ -107,8 +113,12 @@ impl Table {
     pub fn select(&self, sel: &SnapshotSelector) -> crate::Result<Option<&Snapshot>> {
         let m = &self.metadata;
         let find = |id: i64| {
-            m.snapshot(id)
-                .ok_or_else(|| crate::Error::SnapshotNotFound(format!("snapshot {id} not found in {}", self.metadata_file)))
+            m.snapshot(id).ok_or_else(|| {
+                crate::Error::SnapshotNotFound(format!(
+                    "snapshot {id} not found in {}",
+                    self.metadata_file
+                ))
+            })
         };
         match sel {
             SnapshotSelector::Current => Ok(m.current_snapshot()),
@@ -158,7 +168,10 @@ impl Table {
 
     /// The manifest list of a snapshot (v1 snapshots listing manifests inline get entries
     /// with sequence number 0). Cached.
-    pub async fn manifest_list(&self, snapshot: &Snapshot) -> crate::Result<Arc<Vec<ManifestFile>>> {
+    pub async fn manifest_list(
+        &self,
+        snapshot: &Snapshot,
+    ) -> crate::Result<Arc<Vec<ManifestFile>>> {
         match &snapshot.manifest_list {
             Some(path) => {
                 let key = self.io.display(&self.io.resolve(path));

@@ -44,16 +44,28 @@ impl EqualityDeleteSet {
 
     /// A converter for key columns of this set.
     pub fn converter(&self) -> crate::Result<RowConverter> {
-        RowConverter::new(self.types.iter().map(|t| SortField::new(t.clone())).collect())
-            .map_err(|e| crate::Error::Unsupported(format!("equality delete key types: {e}")))
+        RowConverter::new(
+            self.types
+                .iter()
+                .map(|t| SortField::new(t.clone()))
+                .collect(),
+        )
+        .map_err(|e| crate::Error::Unsupported(format!("equality delete key types: {e}")))
     }
 
     /// For each row of `columns` (key columns already cast to `types`), whether it is deleted.
-    pub fn matches(&self, converter: &RowConverter, columns: &[ArrayRef]) -> crate::Result<Vec<bool>> {
+    pub fn matches(
+        &self,
+        converter: &RowConverter,
+        columns: &[ArrayRef],
+    ) -> crate::Result<Vec<bool>> {
         let rows = converter
             .convert_columns(columns)
             .map_err(|e| crate::Error::Unsupported(format!("equality delete keys: {e}")))?;
-        Ok(rows.iter().map(|r| self.keys.contains(r.as_ref())).collect())
+        Ok(rows
+            .iter()
+            .map(|r| self.keys.contains(r.as_ref()))
+            .collect())
     }
 }
 
@@ -79,7 +91,11 @@ pub async fn read_equality_deletes(
             .fields()
             .iter()
             .position(|f| field_id(f) == Some(*id))
-            .ok_or_else(|| err(format!("delete column with field id {id} is not in the file")))?;
+            .ok_or_else(|| {
+                err(format!(
+                    "delete column with field id {id} is not in the file"
+                ))
+            })?;
         let ty = types_by_id
             .get(id)
             .ok_or_else(|| err(format!("field id {id} is in no schema of the table")))?;
@@ -96,7 +112,10 @@ pub async fn read_equality_deletes(
     let mask = ProjectionMask::roots(builder.parquet_schema(), sorted.iter().copied());
     let converter = RowConverter::new(types.iter().map(|t| SortField::new(t.clone())).collect())
         .map_err(|e| err(e.to_string()))?;
-    let mut stream = builder.with_projection(mask).build().map_err(|e| err(e.to_string()))?;
+    let mut stream = builder
+        .with_projection(mask)
+        .build()
+        .map_err(|e| err(e.to_string()))?;
     let mut keys = HashSet::new();
     let mut bytes = 0;
     while let Some(batch) = stream.try_next().await.map_err(|e| err(e.to_string()))? {
@@ -104,11 +123,16 @@ pub async fn read_equality_deletes(
             .iter()
             .zip(&types)
             .map(|(root, t)| {
-                let at = sorted.iter().position(|r| r == root).expect("root is projected");
+                let at = sorted
+                    .iter()
+                    .position(|r| r == root)
+                    .expect("root is projected");
                 cast(batch.column(at), t).map_err(|e| err(e.to_string()))
             })
             .collect::<crate::Result<Vec<_>>>()?;
-        let rows = converter.convert_columns(&cols).map_err(|e| err(e.to_string()))?;
+        let rows = converter
+            .convert_columns(&cols)
+            .map_err(|e| err(e.to_string()))?;
         for r in rows.iter() {
             let k: Box<[u8]> = r.as_ref().into();
             bytes += k.len();

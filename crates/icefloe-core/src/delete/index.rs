@@ -103,7 +103,12 @@ impl DeleteIndex {
         let equality_deletes = self
             .equality_global
             .iter()
-            .chain(self.equality_by_partition.get(&partition).into_iter().flatten())
+            .chain(
+                self.equality_by_partition
+                    .get(&partition)
+                    .into_iter()
+                    .flatten(),
+            )
             .filter(|d| seq < d.sequence_number)
             .cloned()
             .collect();

@@ -15,21 +15,35 @@ use crate::table::Table;
 /// when neither applies. Errors: a DV that fails validation (length, magic, CRC, keys), whose
 /// cardinality differs from its manifest `record_count`, or that deletes positions past the end
 /// of the data file; unreadable delete files.
-pub async fn deleted_positions(table: &Table, task: &FileScanTask) -> crate::Result<Option<Arc<RoaringTreemap>>> {
+pub async fn deleted_positions(
+    table: &Table,
+    task: &FileScanTask,
+) -> crate::Result<Option<Arc<RoaringTreemap>>> {
     let io = table.io();
     let data_path = &task.data_file.file_path;
     if let Some(dv) = &task.deletion_vector {
         let f = &dv.file;
         let shown = io.display(&io.resolve(&f.file_path));
-        let key = format!("{shown}@{:?}+{:?}", f.content_offset, f.content_size_in_bytes);
+        let key = format!(
+            "{shown}@{:?}+{:?}",
+            f.content_offset, f.content_size_in_bytes
+        );
         let bitmap = get_or_load(&table.caches().delete_bitmaps, key, async {
             let (Some(offset), Some(len)) = (f.content_offset, f.content_size_in_bytes) else {
-                return Err(crate::Error::dv(&shown, "deletion vector without content_offset/content_size_in_bytes"));
+                return Err(crate::Error::dv(
+                    &shown,
+                    "deletion vector without content_offset/content_size_in_bytes",
+                ));
             };
             if offset < 0 || len < 0 {
-                return Err(crate::Error::dv(&shown, format!("negative blob range {offset}+{len}")));
+                return Err(crate::Error::dv(
+                    &shown,
+                    format!("negative blob range {offset}+{len}"),
+                ));
             }
-            let blob = io.read_range(&f.file_path, offset as u64, len as u64).await?;
+            let blob = io
+                .read_range(&f.file_path, offset as u64, len as u64)
+                .await?;
             let bitmap = decode_deletion_vector(&blob, &shown)?;
             if bitmap.len() != f.record_count as u64 {
                 return Err(crate::Error::dv(

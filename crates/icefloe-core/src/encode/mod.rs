@@ -1,2 +1,37 @@
 //! Value encodings shared by every front-end: JSON Lines, CSV and Parquet.
+//!
+//! One encoding of values for everything ([`value`], built on [`format`]), so the same value never
+//! prints two ways: JSON Lines writes it as JSON, CSV as the same text without JSON quoting at the
+//! top level. Variant columns are decoded by [`variant`].
+//!
+//! Writers share one shape: `new(w, &schema)`, `write_batch(&batch)` any number of times, then
+//! `finish()` to flush and get the underlying writer back. Every failure is
+//! [`Error::Output`](crate::Error::Output).
+
+pub mod csv;
+pub mod format;
+pub mod jsonl;
+pub mod parquet;
+pub mod value;
 pub mod variant;
+
+pub use csv::CsvWriter;
+pub use jsonl::JsonLinesWriter;
+pub use parquet::ParquetWriter;
+pub use value::{ColumnEncoder, Flavor};
+
+use crate::error::Error;
+
+/// Bytes buffered by the text writers before they hand them to the underlying writer.
+pub(crate) const FLUSH_THRESHOLD: usize = 1 << 16;
+
+/// Rows the text writers encode between two checks of their buffer.
+pub(crate) const ROWS_PER_CHUNK: usize = 256;
+
+/// Wraps an I/O error of the underlying writer.
+pub(crate) fn io_error(e: std::io::Error) -> Error {
+    Error::Output(e.to_string())
+}
+
+#[cfg(test)]
+mod tests;

@@ -24,7 +24,9 @@ pub fn is_metadata_file(name: &str) -> bool {
 /// `00012-<uuid>.metadata.json` → 12, `v3.gz.metadata.json` → 3.
 pub fn metadata_version(name: &str) -> Option<u64> {
     let digits = name.strip_prefix('v').unwrap_or(name);
-    let end = digits.find(|c: char| !c.is_ascii_digit()).unwrap_or(digits.len());
+    let end = digits
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(digits.len());
     if end == 0 {
         return None;
     }
@@ -64,11 +66,20 @@ pub async fn locate(io: &TableIo, path: &str) -> crate::Result<Located> {
         let v = String::from_utf8_lossy(&text).trim().to_string();
         let mut candidates = Vec::new();
         if v.chars().all(|c| c.is_ascii_digit()) && !v.is_empty() {
-            for form in ["v{}.metadata.json", "v{}.gz.metadata.json", "v{}.metadata.json.gz"] {
+            for form in [
+                "v{}.metadata.json",
+                "v{}.gz.metadata.json",
+                "v{}.metadata.json.gz",
+            ] {
                 candidates.push(form.replace("{}", &v));
             }
             let n: u64 = v.parse().unwrap_or(0);
-            candidates.extend(files.iter().filter(|f| is_metadata_file(f) && metadata_version(f) == Some(n)).cloned());
+            candidates.extend(
+                files
+                    .iter()
+                    .filter(|f| is_metadata_file(f) && metadata_version(f) == Some(n))
+                    .cloned(),
+            );
         } else if is_metadata_file(&v) {
             candidates.push(v.rsplit('/').next().unwrap_or(&v).to_string());
         } else {

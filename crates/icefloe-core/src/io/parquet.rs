@@ -34,10 +34,19 @@ fn to_parquet_err(e: object_store::Error) -> ParquetError {
 
 impl AsyncFileReader for StoreFileReader {
     fn get_bytes(&mut self, range: Range<u64>) -> BoxFuture<'_, parquet::errors::Result<Bytes>> {
-        async move { self.store.get_range(&self.path, range).await.map_err(to_parquet_err) }.boxed()
+        async move {
+            self.store
+                .get_range(&self.path, range)
+                .await
+                .map_err(to_parquet_err)
+        }
+        .boxed()
     }
 
-    fn get_byte_ranges(&mut self, ranges: Vec<Range<u64>>) -> BoxFuture<'_, parquet::errors::Result<Vec<Bytes>>> {
+    fn get_byte_ranges(
+        &mut self,
+        ranges: Vec<Range<u64>>,
+    ) -> BoxFuture<'_, parquet::errors::Result<Vec<Bytes>>> {
         async move {
             self.store
                 .get_ranges(&self.path, &ranges)
@@ -90,6 +99,7 @@ pub async fn open_parquet(
     match ParquetRecordBatchStreamBuilder::new(reader).await {
         Ok(b) => Ok(b),
         // Tell a missing file apart from a corrupt one.
+<<<<<<< HEAD
         Err(e) if !io.exists(written).await? => Err(crate::Error::NotFound {
             path: shown.clone(),
             source: object_store::Error::NotFound {
@@ -98,5 +108,14 @@ pub async fn open_parquet(
             },
         }),
         Err(e) => Err(crate::Error::data_file(&shown, format!("not a readable Parquet file: {e}"))),
+=======
+        Err(_) if !io.exists(written).await? => {
+            Err(crate::Error::data_file(&shown, "file not found"))
+        }
+        Err(e) => Err(crate::Error::data_file(
+            &shown,
+            format!("not a readable Parquet file: {e}"),
+        )),
+>>>>>>> main
     }
 }

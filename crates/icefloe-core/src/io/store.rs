@@ -50,15 +50,19 @@ impl TableIo {
             "s3" | "s3a" | "gs" | "az" | "abfs" | "abfss" | "adl" | "azure" => {
                 let mut u = url.clone();
                 if u.scheme() == "s3a" {
-                    u = Url::parse(&url.as_str().replacen("s3a://", "s3://", 1)).map_err(|e| err(e.to_string()))?;
+                    u = Url::parse(&url.as_str().replacen("s3a://", "s3://", 1))
+                        .map_err(|e| err(e.to_string()))?;
                 }
                 let opts: Vec<(String, String)> = std::env::vars()
-                    .filter(|(k, _)| k.starts_with("AWS_") || k.starts_with("GOOGLE_") || k.starts_with("AZURE_"))
+                    .filter(|(k, _)| {
+                        k.starts_with("AWS_") || k.starts_with("GOOGLE_") || k.starts_with("AZURE_")
+                    })
                     .map(|(k, v)| (k.to_ascii_lowercase(), v))
                     .filter(|(k, _)| !options.iter().any(|(o, _)| o.eq_ignore_ascii_case(k)))
                     .chain(options.iter().map(|(k, v)| (k.to_ascii_lowercase(), v.clone())))
                     .collect();
-                let (store, _) = object_store::parse_url_opts(&u, opts).map_err(|e| err(e.to_string()))?;
+                let (store, _) =
+                    object_store::parse_url_opts(&u, opts).map_err(|e| err(e.to_string()))?;
                 let mut base = u.clone();
                 base.set_path("/");
                 (Arc::from(store), base)
@@ -104,14 +108,14 @@ impl TableIo {
             for candidate in equivalent_prefixes(rec) {
                 if let Some(rest) = written.strip_prefix(&candidate) {
                     if rest.is_empty() || rest.starts_with('/') {
-                        return object_path(format!("{}{}", self.root, rest).trim_start_matches('/'));
+                        return store_path(&format!("{}{}", self.root, rest));
                     }
                 }
             }
         }
         match Url::parse(written) {
-            Ok(u) if u.scheme().len() > 1 => object_path(url_path(&u).trim_start_matches('/')),
-            _ => object_path(written.trim_start_matches('/')),
+            Ok(u) if u.scheme().len() > 1 => store_path(&url_path(&u)),
+            _ => store_path(written),
         }
     }
 
@@ -155,7 +159,7 @@ impl TableIo {
 
     /// Lists file names directly under a directory of the store (for metadata resolution).
     pub async fn list_dir(&self, dir: &str) -> crate::Result<Vec<String>> {
-        let prefix = Path::from(dir.trim_start_matches('/'));
+        let prefix = store_path(dir);
         let listing = self
             .store
             .list_with_delimiter(Some(&prefix))
@@ -179,11 +183,10 @@ impl TableIo {
     }
 }
 
-/// A store path naming exactly the object `p` (a path written in metadata, already in the
-/// store's own spelling). `Path::from` would percent-encode `%`, so a Hive-style partition
-/// directory such as `cat=x+y%2Fz` (as Iceberg writers name them) would name another object;
-/// `Path::parse` keeps it. Paths `parse` rejects (empty or `.` segments) fall back to `from`.
-fn object_path(p: &str) -> Path {
+/// A path as written (a file name or object key, taken literally: Iceberg writes partition
+/// directories such as `cat=x%2Fy` that must not be encoded again).
+fn store_path(p: &str) -> Path {
+    let p = p.trim_start_matches('/');
     Path::parse(p).unwrap_or_else(|_| Path::from(p))
 }
 

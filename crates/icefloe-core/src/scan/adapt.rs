@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use arrow::array::{
     new_null_array, Array, ArrayRef, BinaryArray, BooleanArray, Date32Array, Decimal128Array,
-    FixedSizeBinaryArray, Float32Array, Float64Array, Int32Array, Int64Array, ListArray,
-    MapArray, StringArray, StructArray, Time64MicrosecondArray, TimestampMicrosecondArray,
+    FixedSizeBinaryArray, Float32Array, Float64Array, Int32Array, Int64Array, ListArray, MapArray,
+    StringArray, StructArray, Time64MicrosecondArray, TimestampMicrosecondArray,
     TimestampNanosecondArray, UInt32Array,
 };
 use arrow::buffer::OffsetBuffer;
@@ -27,22 +27,30 @@ pub fn find_field(file_fields: &Fields, id: i32, mapping: Option<&[MappedField]>
     }
     let has_ids = file_fields.iter().any(|f| field_id(f).is_some());
     match (has_ids, mapping) {
-        (false, Some(m)) => file_fields.iter().position(|f| {
-            lookup(m, f.name()).and_then(|mf| mf.field_id) == Some(id)
-        }),
+        (false, Some(m)) => file_fields
+            .iter()
+            .position(|f| lookup(m, f.name()).and_then(|mf| mf.field_id) == Some(id)),
         _ => None,
     }
 }
 
 /// The mapped children of a file field, for descending into nested types.
-pub fn mapped_children<'a>(mapping: Option<&'a [MappedField]>, file_field: &Field) -> Option<&'a [MappedField]> {
+pub fn mapped_children<'a>(
+    mapping: Option<&'a [MappedField]>,
+    file_field: &Field,
+) -> Option<&'a [MappedField]> {
     mapping
         .and_then(|m| lookup(m, file_field.name()))
         .map(|mf| mf.fields.as_slice())
 }
 
 /// Reshapes `arr` (a file column) to `target`'s type. `path` names the data file for errors.
-pub fn adapt(arr: &ArrayRef, ty: &Type, mapping: Option<&[MappedField]>, path: &str) -> crate::Result<ArrayRef> {
+pub fn adapt(
+    arr: &ArrayRef,
+    ty: &Type,
+    mapping: Option<&[MappedField]>,
+    path: &str,
+) -> crate::Result<ArrayRef> {
     let err = |r: String| crate::Error::data_file(path, r);
     match ty {
         Type::Primitive(PrimitiveType::Unknown) => Ok(new_null_array(&DataType::Null, arr.len())),
@@ -52,9 +60,8 @@ pub fn adapt(arr: &ArrayRef, ty: &Type, mapping: Option<&[MappedField]>, path: &
             if arr.data_type() == &target {
                 Ok(arr.clone())
             } else {
-                cast(arr, &target).map_err(|e| {
-                    err(format!("cannot read {} as {p}: {e}", arr.data_type()))
-                })
+                cast(arr, &target)
+                    .map_err(|e| err(format!("cannot read {} as {p}: {e}", arr.data_type())))
             }
         }
         Type::Struct(st) => {
@@ -92,13 +99,25 @@ pub fn adapt(arr: &ArrayRef, ty: &Type, mapping: Option<&[MappedField]>, path: &
                 };
                 cast(arr, &DataType::List(f.clone())).map_err(|e| err(e.to_string()))?
             };
-            let list = arr.as_any().downcast_ref::<ListArray>().expect("checked list");
-            let elem_map = mapping.and_then(|m| lookup(m, "element")).map(|m| m.fields.as_slice());
+            let list = arr
+                .as_any()
+                .downcast_ref::<ListArray>()
+                .expect("checked list");
+            let elem_map = mapping
+                .and_then(|m| lookup(m, "element"))
+                .map(|m| m.fields.as_slice());
             let values = adapt(list.values(), &l.element, elem_map.or(mapping), path)?;
-            let DataType::List(target_field) = type_to_arrow(ty) else { unreachable!() };
+            let DataType::List(target_field) = type_to_arrow(ty) else {
+                unreachable!()
+            };
             Ok(Arc::new(
-                ListArray::try_new(target_field, list.offsets().clone(), values, list.nulls().cloned())
-                    .map_err(|e| err(e.to_string()))?,
+                ListArray::try_new(
+                    target_field,
+                    list.offsets().clone(),
+                    values,
+                    list.nulls().cloned(),
+                )
+                .map_err(|e| err(e.to_string()))?,
             ))
         }
         Type::Map(m) => {
@@ -106,16 +125,30 @@ pub fn adapt(arr: &ArrayRef, ty: &Type, mapping: Option<&[MappedField]>, path: &
                 .as_any()
                 .downcast_ref::<MapArray>()
                 .ok_or_else(|| err(format!("expected a map, found {}", arr.data_type())))?;
-            let sub = |name: &str| mapping.and_then(|mm| lookup(mm, name)).map(|x| x.fields.as_slice());
+            let sub = |name: &str| {
+                mapping
+                    .and_then(|mm| lookup(mm, name))
+                    .map(|x| x.fields.as_slice())
+            };
             let keys = adapt(map.keys(), &m.key, sub("key"), path)?;
             let values = adapt(map.values(), &m.value, sub("value"), path)?;
-            let DataType::Map(entries_field, _) = type_to_arrow(ty) else { unreachable!() };
-            let DataType::Struct(entry_fields) = entries_field.data_type() else { unreachable!() };
+            let DataType::Map(entries_field, _) = type_to_arrow(ty) else {
+                unreachable!()
+            };
+            let DataType::Struct(entry_fields) = entries_field.data_type() else {
+                unreachable!()
+            };
             let entries = StructArray::try_new(entry_fields.clone(), vec![keys, values], None)
                 .map_err(|e| err(e.to_string()))?;
             Ok(Arc::new(
-                MapArray::try_new(entries_field.clone(), map.offsets().clone(), entries, map.nulls().cloned(), false)
-                    .map_err(|e| err(e.to_string()))?,
+                MapArray::try_new(
+                    entries_field.clone(),
+                    map.offsets().clone(),
+                    entries,
+                    map.nulls().cloned(),
+                    false,
+                )
+                .map_err(|e| err(e.to_string()))?,
             ))
         }
     }
@@ -157,39 +190,50 @@ pub fn literal_array(lit: &Literal, ty: &Type) -> Result<ArrayRef, String> {
         (Literal::Long(v), _) => Arc::new(Int64Array::from(vec![*v])),
         (Literal::Float(v), _) => Arc::new(Float32Array::from(vec![*v])),
         (Literal::Double(v), _) => Arc::new(Float64Array::from(vec![*v])),
-        (Literal::Decimal(v), Type::Primitive(PrimitiveType::Decimal { precision, scale })) => Arc::new(
-            Decimal128Array::from(vec![*v])
-                .with_precision_and_scale(*precision as u8, *scale as i8)
-                .map_err(|e| e.to_string())?,
-        ),
+        (Literal::Decimal(v), Type::Primitive(PrimitiveType::Decimal { precision, scale })) => {
+            Arc::new(
+                Decimal128Array::from(vec![*v])
+                    .with_precision_and_scale(*precision as u8, *scale as i8)
+                    .map_err(|e| e.to_string())?,
+            )
+        }
         (Literal::Date(v), _) => Arc::new(Date32Array::from(vec![*v])),
         (Literal::Time(v), _) => Arc::new(Time64MicrosecondArray::from(vec![*v])),
-        (Literal::Timestamp(v), Type::Primitive(PrimitiveType::TimestampNs | PrimitiveType::TimestamptzNs)) => {
-            cast(&TimestampNanosecondArray::from(vec![*v]), &dt).map_err(|e| e.to_string())?
-        }
+        (
+            Literal::Timestamp(v),
+            Type::Primitive(PrimitiveType::TimestampNs | PrimitiveType::TimestamptzNs),
+        ) => cast(&TimestampNanosecondArray::from(vec![*v]), &dt).map_err(|e| e.to_string())?,
         (Literal::Timestamp(v), _) => {
             cast(&TimestampMicrosecondArray::from(vec![*v]), &dt).map_err(|e| e.to_string())?
         }
         (Literal::String(s), _) => Arc::new(StringArray::from(vec![s.as_str()])),
         (Literal::Uuid(u), _) => Arc::new(
-            FixedSizeBinaryArray::try_from_iter(std::iter::once(u.as_slice())).map_err(|e| e.to_string())?,
+            FixedSizeBinaryArray::try_from_iter(std::iter::once(u.as_slice()))
+                .map_err(|e| e.to_string())?,
         ),
         (Literal::Binary(b), Type::Primitive(PrimitiveType::Fixed(_))) => Arc::new(
-            FixedSizeBinaryArray::try_from_iter(std::iter::once(b.as_slice())).map_err(|e| e.to_string())?,
+            FixedSizeBinaryArray::try_from_iter(std::iter::once(b.as_slice()))
+                .map_err(|e| e.to_string())?,
         ),
         (Literal::Binary(b), _) => Arc::new(BinaryArray::from(vec![b.as_slice()])),
         (Literal::Struct(values), Type::Struct(st)) => {
             let mut fields = Vec::new();
             let mut children = Vec::new();
             for f in &st.fields {
-                let v = values.iter().find(|(id, _)| *id == f.id).and_then(|(_, v)| v.as_ref());
+                let v = values
+                    .iter()
+                    .find(|(id, _)| *id == f.id)
+                    .and_then(|(_, v)| v.as_ref());
                 children.push(match v {
                     Some(v) => literal_array(v, &f.field_type)?,
                     None => new_null_array(&type_to_arrow(&f.field_type), 1),
                 });
                 fields.push(Arc::new(field_to_arrow(f)) as FieldRef);
             }
-            Arc::new(StructArray::try_new(Fields::from(fields), children, None).map_err(|e| e.to_string())?)
+            Arc::new(
+                StructArray::try_new(Fields::from(fields), children, None)
+                    .map_err(|e| e.to_string())?,
+            )
         }
         (Literal::List(items), Type::List(l)) => {
             let parts = items
@@ -205,7 +249,9 @@ pub fn literal_array(lit: &Literal, ty: &Type) -> Result<ArrayRef, String> {
             } else {
                 arrow::compute::concat(&refs).map_err(|e| e.to_string())?
             };
-            let DataType::List(f) = dt.clone() else { return Err(bad()) };
+            let DataType::List(f) = dt.clone() else {
+                return Err(bad());
+            };
             Arc::new(
                 ListArray::try_new(f, OffsetBuffer::from_lengths([values.len()]), values, None)
                     .map_err(|e| e.to_string())?,
@@ -222,16 +268,23 @@ pub fn literal_array(lit: &Literal, ty: &Type) -> Result<ArrayRef, String> {
 /// Renders a Parquet variant group (`metadata`, `value` binaries) as JSON text.
 fn variant_to_json(arr: &ArrayRef, path: &str) -> crate::Result<ArrayRef> {
     let err = |r: String| crate::Error::data_file(path, r);
-    let s = arr
-        .as_any()
-        .downcast_ref::<StructArray>()
-        .ok_or_else(|| err(format!("variant column is {}, not a metadata/value group", arr.data_type())))?;
+    let s = arr.as_any().downcast_ref::<StructArray>().ok_or_else(|| {
+        err(format!(
+            "variant column is {}, not a metadata/value group",
+            arr.data_type()
+        ))
+    })?;
     let child = |name: &str| -> crate::Result<BinaryArray> {
-        let c = s
-            .column_by_name(name)
-            .ok_or_else(|| err(format!("variant column has no {name} field (shredded variants are not supported)")))?;
+        let c = s.column_by_name(name).ok_or_else(|| {
+            err(format!(
+                "variant column has no {name} field (shredded variants are not supported)"
+            ))
+        })?;
         let c = cast(c, &DataType::Binary).map_err(|e| err(e.to_string()))?;
-        Ok(c.as_any().downcast_ref::<BinaryArray>().expect("cast to binary").clone())
+        Ok(c.as_any()
+            .downcast_ref::<BinaryArray>()
+            .expect("cast to binary")
+            .clone())
     };
     let (metadata, value) = (child("metadata")?, child("value")?);
     let out = crate::encode::variant::variant_array_to_json(&metadata, &value, s.nulls())

@@ -70,7 +70,11 @@ pub fn type_to_arrow(t: &Type) -> DataType {
             let entries = Field::new(
                 "key_value",
                 DataType::Struct(Fields::from(vec![
-                    with_id(Field::new("key", type_to_arrow(&m.key), false), m.key_id, &m.key),
+                    with_id(
+                        Field::new("key", type_to_arrow(&m.key), false),
+                        m.key_id,
+                        &m.key,
+                    ),
                     with_id(
                         Field::new("value", type_to_arrow(&m.value), !m.value_required),
                         m.value_id,
@@ -115,7 +119,10 @@ pub fn lineage_fields() -> [Field; 2] {
         Field::new(name, DataType::Int64, true)
             .with_metadata(HashMap::from([(FIELD_ID_KEY.to_string(), id.to_string())]))
     };
-    [f(ROW_ID, ROW_ID_FIELD_ID), f(LAST_UPDATED_SEQ, LAST_UPDATED_SEQ_FIELD_ID)]
+    [
+        f(ROW_ID, ROW_ID_FIELD_ID),
+        f(LAST_UPDATED_SEQ, LAST_UPDATED_SEQ_FIELD_ID),
+    ]
 }
 
 /// The Arrow schema of a scan: lineage columns first when asked for, then the projected fields.

@@ -9,7 +9,11 @@ use arrow::array::{new_null_array, Array, ArrayRef, Int64Array};
 use arrow::datatypes::DataType;
 
 /// The `_row_id` column for rows at `positions` of a file.
-pub fn row_ids(file_values: Option<&Int64Array>, first_row_id: Option<i64>, positions: &[u64]) -> ArrayRef {
+pub fn row_ids(
+    file_values: Option<&Int64Array>,
+    first_row_id: Option<i64>,
+    positions: &[u64],
+) -> ArrayRef {
     let Some(first) = first_row_id else {
         return new_null_array(&DataType::Int64, positions.len());
     };
@@ -26,14 +30,25 @@ pub fn row_ids(file_values: Option<&Int64Array>, first_row_id: Option<i64>, posi
 }
 
 /// The `_last_updated_sequence_number` column for `len` rows of a file.
-pub fn last_updated(file_values: Option<&Int64Array>, first_row_id: Option<i64>, sequence_number: i64, len: usize) -> ArrayRef {
+pub fn last_updated(
+    file_values: Option<&Int64Array>,
+    first_row_id: Option<i64>,
+    sequence_number: i64,
+    len: usize,
+) -> ArrayRef {
     if first_row_id.is_none() {
         return new_null_array(&DataType::Int64, len);
     }
     match file_values {
         Some(vals) if vals.null_count() < vals.len() => Arc::new(
             (0..len)
-                .map(|i| Some(if vals.is_valid(i) { vals.value(i) } else { sequence_number }))
+                .map(|i| {
+                    Some(if vals.is_valid(i) {
+                        vals.value(i)
+                    } else {
+                        sequence_number
+                    })
+                })
                 .collect::<Int64Array>(),
         ),
         _ => Arc::new(Int64Array::from_value(sequence_number, len)),

@@ -78,7 +78,12 @@ impl ScanBuilder {
                         crate::Error::InvalidArgument(format!(
                             "no column {n:?} in schema {} (columns: {})",
                             schema.schema_id,
-                            schema.columns().iter().map(|f| f.name.as_str()).collect::<Vec<_>>().join(", ")
+                            schema
+                                .columns()
+                                .iter()
+                                .map(|f| f.name.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
                         ))
                     })
                 })
@@ -96,11 +101,15 @@ impl ScanBuilder {
         }
         let name_mapping = m
             .name_mapping()
-            .map(|j| NameMapping::parse(j).map_err(|e| crate::Error::metadata(table.metadata_file(), e)))
+            .map(|j| {
+                NameMapping::parse(j).map_err(|e| crate::Error::metadata(table.metadata_file(), e))
+            })
             .transpose()?;
         let out_schema = arrow_schema::scan_schema(&fields, self.lineage);
         let concurrency = self.concurrency.unwrap_or_else(|| {
-            std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2)
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(2)
         });
         Ok(Scan {
             table: table.clone(),
@@ -187,7 +196,10 @@ impl Scan {
     /// Streams the live rows of `tasks` in order, reading up to `concurrency` files at once on
     /// the tokio runtime; at most two batches per file are buffered. Must be polled inside a
     /// tokio runtime. Stops at the first error.
-    pub fn read_tasks(&self, tasks: Vec<FileScanTask>) -> BoxStream<'static, crate::Result<RecordBatch>> {
+    pub fn read_tasks(
+        &self,
+        tasks: Vec<FileScanTask>,
+    ) -> BoxStream<'static, crate::Result<RecordBatch>> {
         let scan = self.clone();
         let per_file = futures::stream::iter(tasks).map(move |task| {
             let (tx, rx) = mpsc::channel::<crate::Result<RecordBatch>>(2);
@@ -217,7 +229,10 @@ impl Scan {
                     let _ = tx.send(Err(crate::Error::data_file(&path, format!("reader panicked: {what}")))).await;
                 }
             });
-            futures::future::ready(ReceiverStream { rx, _handle: AbortOnDrop(handle) })
+            futures::future::ready(ReceiverStream {
+                rx,
+                _handle: AbortOnDrop(handle),
+            })
         });
         let mut failed = false;
         per_file

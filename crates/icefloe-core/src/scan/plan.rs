@@ -55,7 +55,9 @@ impl FileScanTask {
 pub fn partition_field_type(transform: &Transform, source: Option<&Type>) -> PrimitiveType {
     let src = source.and_then(Type::as_primitive).cloned();
     match transform {
-        Transform::Bucket(_) | Transform::Year | Transform::Month | Transform::Hour => PrimitiveType::Int,
+        Transform::Bucket(_) | Transform::Year | Transform::Month | Transform::Hour => {
+            PrimitiveType::Int
+        }
         Transform::Day => PrimitiveType::Date,
         _ => src.unwrap_or(PrimitiveType::String),
     }
@@ -76,7 +78,10 @@ pub fn partition_types(table: &Table, spec: &PartitionSpec) -> Vec<PrimitiveType
 }
 
 /// Reads one manifest (cached), with inheritance from its manifest list entry applied.
-pub async fn load_manifest(table: &Table, mf: &ManifestFile) -> crate::Result<Arc<Vec<ManifestEntry>>> {
+pub async fn load_manifest(
+    table: &Table,
+    mf: &ManifestFile,
+) -> crate::Result<Arc<Vec<ManifestEntry>>> {
     let io = table.io();
     let key = format!(
         "{}#{}#{:?}#{}",
@@ -92,12 +97,20 @@ pub async fn load_manifest(table: &Table, mf: &ManifestFile) -> crate::Result<Ar
             .ok_or_else(|| {
                 crate::Error::manifest(
                     &key,
-                    format!("partition spec {} is not in the table metadata", mf.partition_spec_id),
+                    format!(
+                        "partition spec {} is not in the table metadata",
+                        mf.partition_spec_id
+                    ),
                 )
             })?;
         let types = partition_types(table, spec);
         let bytes = io.read(&mf.manifest_path).await?;
-        read_manifest(&bytes, &io.display(&io.resolve(&mf.manifest_path)), mf, &types)
+        read_manifest(
+            &bytes,
+            &io.display(&io.resolve(&mf.manifest_path)),
+            mf,
+            &types,
+        )
     })
     .await
 }

@@ -65,7 +65,11 @@ impl TaskReader {
     /// Prepares reading `task`: resolves its deletes (cached) and opens the data file.
     /// Errors: missing or corrupt data file, delete files or deletion vector; a data file
     /// whose row count differs from its manifest entry.
-    pub async fn open(table: &Table, task: FileScanTask, ctx: Arc<ReadContext>) -> crate::Result<TaskReader> {
+    pub async fn open(
+        table: &Table,
+        task: FileScanTask,
+        ctx: Arc<ReadContext>,
+    ) -> crate::Result<TaskReader> {
         let io = table.io();
         let path = io.display(&io.resolve(&task.data_file.file_path));
         let deleted = deleted_positions(table, &task).await?;
@@ -79,12 +83,20 @@ impl TaskReader {
                 .await?,
             );
         }
-        let builder = open_parquet(io, &task.data_file.file_path, task.data_file.file_size_in_bytes).await?;
+        let builder = open_parquet(
+            io,
+            &task.data_file.file_path,
+            task.data_file.file_size_in_bytes,
+        )
+        .await?;
         let num_rows = builder.metadata().file_metadata().num_rows() as u64;
         if num_rows != task.data_file.record_count as u64 {
             return Err(crate::Error::data_file(
                 &path,
-                format!("has {num_rows} rows but its manifest entry records {}", task.data_file.record_count),
+                format!(
+                    "has {num_rows} rows but its manifest entry records {}",
+                    task.data_file.record_count
+                ),
             ));
         }
         let runs = kept_runs(deleted.as_deref(), num_rows);
@@ -107,7 +119,12 @@ impl TaskReader {
         indices.dedup();
         let columns = roots
             .iter()
-            .map(|(id, i)| (*id, indices.iter().position(|x| x == i).expect("index kept")))
+            .map(|(id, i)| {
+                (
+                    *id,
+                    indices.iter().position(|x| x == i).expect("index kept"),
+                )
+            })
             .collect();
 
         let mut reader = TaskReader {
@@ -123,7 +140,9 @@ impl TaskReader {
             return Ok(reader); // every row is deleted
         }
         let mask = ProjectionMask::roots(builder.parquet_schema(), indices);
-        let mut builder = builder.with_projection(mask).with_batch_size(ctx.batch_size);
+        let mut builder = builder
+            .with_projection(mask)
+            .with_batch_size(ctx.batch_size);
         if deleted.is_some_and(|d| !d.is_empty()) {
             builder = builder.with_row_selection(selection(&runs, num_rows));
         }
@@ -167,7 +186,11 @@ impl TaskReader {
 
     fn convert(&mut self, batch: &RecordBatch) -> crate::Result<RecordBatch> {
         let n = batch.num_rows();
-        let positions = if self.ctx.lineage { self.cursor.take(n) } else { Vec::new() };
+        let positions = if self.ctx.lineage {
+            self.cursor.take(n)
+        } else {
+            Vec::new()
+        };
         let keep = self.equality_keep(batch)?;
         let mut cols: Vec<ArrayRef> = Vec::with_capacity(self.ctx.schema.fields().len());
         if self.ctx.lineage {
@@ -180,7 +203,11 @@ impl TaskReader {
                 })
             };
             let first = self.task.first_row_id;
-            cols.push(row_ids(file_col(ROW_ID_FIELD_ID).as_ref(), first, &positions));
+            cols.push(row_ids(
+                file_col(ROW_ID_FIELD_ID).as_ref(),
+                first,
+                &positions,
+            ));
             cols.push(last_updated(
                 file_col(LAST_UPDATED_SEQ_FIELD_ID).as_ref(),
                 first,
@@ -198,7 +225,8 @@ impl TaskReader {
         )
         .map_err(|e| crate::Error::data_file(&self.path, e.to_string()))?;
         match keep {
-            Some(mask) => filter_record_batch(&out, &mask).map_err(|e| crate::Error::data_file(&self.path, e.to_string())),
+            Some(mask) => filter_record_batch(&out, &mask)
+                .map_err(|e| crate::Error::data_file(&self.path, e.to_string())),
             None => Ok(out),
         }
     }
@@ -214,10 +242,16 @@ impl TaskReader {
             let mut keys = Vec::with_capacity(set.equality_ids.len());
             for (id, ty) in set.equality_ids.iter().zip(&set.types) {
                 let f = self.ctx.fields_by_id.get(id).ok_or_else(|| {
-                    crate::Error::delete_file(&self.path, format!("equality field id {id} is in no schema"))
+                    crate::Error::delete_file(
+                        &self.path,
+                        format!("equality field id {id} is in no schema"),
+                    )
                 })?;
                 let col = self.column(batch, f)?;
-                keys.push(cast(&col, ty).map_err(|e| crate::Error::data_file(&self.path, e.to_string()))?);
+                keys.push(
+                    cast(&col, ty)
+                        .map_err(|e| crate::Error::data_file(&self.path, e.to_string()))?,
+                );
             }
             let converter = set.converter()?;
             for (k, deleted) in keep.iter_mut().zip(set.matches(&converter, &keys)?) {
@@ -285,7 +319,11 @@ struct PositionCursor {
 
 impl PositionCursor {
     fn new(runs: Vec<(u64, u64)>) -> Self {
-        PositionCursor { runs, run: 0, offset: 0 }
+        PositionCursor {
+            runs,
+            run: 0,
+            offset: 0,
+        }
     }
 
     fn take(&mut self, mut n: usize) -> Vec<u64> {

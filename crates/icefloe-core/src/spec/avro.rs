@@ -45,15 +45,6 @@ impl<'a> Record<'a> {
         }
     }
 
-    /// A bytes or fixed field.
-    pub fn bytes(&self, name: &str) -> Option<&'a [u8]> {
-        match self.get(name)? {
-            Value::Bytes(b) => Some(b),
-            Value::Fixed(_, b) => Some(b),
-            _ => None,
-        }
-    }
-
     /// An array field's items.
     pub fn array(&self, name: &str) -> Option<&'a [Value]> {
         match self.get(name)? {
@@ -112,13 +103,20 @@ pub fn to_literal(v: &Value, ty: &PrimitiveType) -> Result<Option<Literal>, Stri
         }
         (Value::String(s), _) => Literal::String(s.clone()),
         (Value::Uuid(u), _) => Literal::Uuid(*u.as_bytes()),
-        (Value::Bytes(b), PrimitiveType::Decimal { .. }) | (Value::Fixed(_, b), PrimitiveType::Decimal { .. }) => {
+        (Value::Bytes(b), PrimitiveType::Decimal { .. })
+        | (Value::Fixed(_, b), PrimitiveType::Decimal { .. }) => {
             Literal::from_bytes(b, ty).ok_or_else(bad)?
         }
         (Value::Decimal(d), _) => {
             let b: Vec<u8> = d.try_into().map_err(|_| bad())?;
-            Literal::from_bytes(&b, &PrimitiveType::Decimal { precision: 38, scale: 0 })
-                .ok_or_else(bad)?
+            Literal::from_bytes(
+                &b,
+                &PrimitiveType::Decimal {
+                    precision: 38,
+                    scale: 0,
+                },
+            )
+            .ok_or_else(bad)?
         }
         (Value::Bytes(b), PrimitiveType::Uuid) | (Value::Fixed(_, b), PrimitiveType::Uuid) => {
             Literal::Uuid(b.as_slice().try_into().map_err(|_| bad())?)

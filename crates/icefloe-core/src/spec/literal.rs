@@ -52,9 +52,9 @@ impl Literal {
                     PrimitiveType::Long => Literal::Long(v.as_i64().ok_or_else(bad)?),
                     PrimitiveType::Float => Literal::Float(json_float(v).ok_or_else(bad)? as f32),
                     PrimitiveType::Double => Literal::Double(json_float(v).ok_or_else(bad)?),
-                    PrimitiveType::Decimal { scale, .. } => Literal::Decimal(
-                        parse_decimal(s.ok_or_else(bad)?, *scale).ok_or_else(bad)?,
-                    ),
+                    PrimitiveType::Decimal { scale, .. } => {
+                        Literal::Decimal(parse_decimal(s.ok_or_else(bad)?, *scale).ok_or_else(bad)?)
+                    }
                     PrimitiveType::Date => {
                         let d = NaiveDate::parse_from_str(s.ok_or_else(bad)?, "%Y-%m-%d")
                             .map_err(|_| bad())?;
@@ -71,10 +71,8 @@ impl Literal {
                     | PrimitiveType::TimestampNs
                     | PrimitiveType::TimestamptzNs => {
                         let nanos = parse_timestamp_nanos(s.ok_or_else(bad)?).ok_or_else(bad)?;
-                        let ns = matches!(
-                            p,
-                            PrimitiveType::TimestampNs | PrimitiveType::TimestamptzNs
-                        );
+                        let ns =
+                            matches!(p, PrimitiveType::TimestampNs | PrimitiveType::TimestamptzNs);
                         Literal::Timestamp(if ns {
                             i64::try_from(nanos).map_err(|_| bad())?
                         } else {
@@ -83,7 +81,8 @@ impl Literal {
                     }
                     PrimitiveType::String => Literal::String(s.ok_or_else(bad)?.to_string()),
                     PrimitiveType::Uuid => {
-                        let hex: String = s.ok_or_else(bad)?.chars().filter(|c| *c != '-').collect();
+                        let hex: String =
+                            s.ok_or_else(bad)?.chars().filter(|c| *c != '-').collect();
                         let bytes = decode_hex(&hex).ok_or_else(bad)?;
                         Literal::Uuid(bytes.try_into().map_err(|_| bad())?)
                     }
@@ -265,8 +264,17 @@ mod tests {
 
     #[test]
     fn bounds_decode() {
-        let dec = PrimitiveType::Decimal { precision: 9, scale: 2 };
-        assert_eq!(Literal::from_bytes(&[0xff, 0x85], &dec), Some(Literal::Decimal(-123)));
-        assert_eq!(Literal::from_bytes(&7i32.to_le_bytes(), &PrimitiveType::Int), Some(Literal::Int(7)));
+        let dec = PrimitiveType::Decimal {
+            precision: 9,
+            scale: 2,
+        };
+        assert_eq!(
+            Literal::from_bytes(&[0xff, 0x85], &dec),
+            Some(Literal::Decimal(-123))
+        );
+        assert_eq!(
+            Literal::from_bytes(&7i32.to_le_bytes(), &PrimitiveType::Int),
+            Some(Literal::Int(7))
+        );
     }
 }

@@ -123,7 +123,12 @@ pub fn read_manifest(
             2 => DataContent::EqualityDeletes,
             c => return Err(err(format!("{file_path}: unknown content {c}"))),
         };
-        let file_format = match df.str("file_format").unwrap_or("PARQUET").to_ascii_uppercase().as_str() {
+        let file_format = match df
+            .str("file_format")
+            .unwrap_or("PARQUET")
+            .to_ascii_uppercase()
+            .as_str()
+        {
             "PARQUET" => FileFormat::Parquet,
             "AVRO" => FileFormat::Avro,
             "ORC" => FileFormat::Orc,
@@ -177,7 +182,9 @@ pub fn read_manifest(
         let file_sequence_number = entry
             .i64("file_sequence_number")
             .unwrap_or(manifest.sequence_number);
-        let snapshot_id = entry.i64("snapshot_id").unwrap_or(manifest.added_snapshot_id);
+        let snapshot_id = entry
+            .i64("snapshot_id")
+            .unwrap_or(manifest.added_snapshot_id);
 
         let mut first_row_id = df.i64("first_row_id");
         if content == DataContent::Data && first_row_id.is_none() {

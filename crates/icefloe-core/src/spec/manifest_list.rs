@@ -50,7 +50,11 @@ pub fn read_manifest_list(bytes: &[u8], path: &str) -> crate::Result<Vec<Manifes
             content: match r.i64("content").unwrap_or(0) {
                 0 => ManifestContent::Data,
                 1 => ManifestContent::Deletes,
-                c => return Err(err(format!("{manifest_path}: unknown manifest content {c}"))),
+                c => {
+                    return Err(err(format!(
+                        "{manifest_path}: unknown manifest content {c}"
+                    )))
+                }
             },
             sequence_number: r.i64("sequence_number").unwrap_or(0),
             min_sequence_number: r.i64("min_sequence_number").unwrap_or(0),

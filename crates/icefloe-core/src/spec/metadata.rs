@@ -121,7 +121,13 @@ impl TableMetadata {
                     Some("tag") => RefType::Tag,
                     _ => RefType::Branch,
                 };
-                refs.insert(name.clone(), SnapshotRef { snapshot_id, ref_type });
+                refs.insert(
+                    name.clone(),
+                    SnapshotRef {
+                        snapshot_id,
+                        ref_type,
+                    },
+                );
             }
         }
         // Before refs existed, `main` was the current snapshot.
@@ -166,7 +172,10 @@ impl TableMetadata {
 
         Ok(TableMetadata {
             format_version,
-            table_uuid: v.get("table-uuid").and_then(Json::as_str).map(str::to_string),
+            table_uuid: v
+                .get("table-uuid")
+                .and_then(Json::as_str)
+                .map(str::to_string),
             location,
             last_sequence_number: i("last-sequence-number").unwrap_or(0),
             last_updated_ms: i("last-updated-ms").unwrap_or(0),
@@ -202,7 +211,8 @@ impl TableMetadata {
 
     /// The current schema.
     pub fn current_schema(&self) -> &Schema {
-        self.schema(self.current_schema_id).unwrap_or(&self.schemas[0])
+        self.schema(self.current_schema_id)
+            .unwrap_or(&self.schemas[0])
     }
 
     /// The schema a snapshot reads with: its own `schema-id`, else the current schema.

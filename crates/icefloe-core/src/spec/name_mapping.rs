@@ -20,7 +20,8 @@ pub struct NameMapping {
 impl NameMapping {
     /// Parses the JSON of `schema.name-mapping.default`.
     pub fn parse(json: &str) -> Result<NameMapping, String> {
-        let v: Json = serde_json::from_str(json).map_err(|e| format!("invalid name mapping: {e}"))?;
+        let v: Json =
+            serde_json::from_str(json).map_err(|e| format!("invalid name mapping: {e}"))?;
         let a = v.as_array().ok_or("name mapping is not a JSON array")?;
         Ok(NameMapping {
             fields: a.iter().map(parse_field).collect(),
@@ -34,7 +35,11 @@ fn parse_field(v: &Json) -> MappedField {
         names: v
             .get("names")
             .and_then(Json::as_array)
-            .map(|a| a.iter().filter_map(|n| n.as_str().map(str::to_string)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|n| n.as_str().map(str::to_string))
+                    .collect()
+            })
             .unwrap_or_default(),
         fields: v
             .get("fields")

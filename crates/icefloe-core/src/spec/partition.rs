@@ -84,7 +84,9 @@ impl PartitionSpec {
         let (spec_id, fields) = match v {
             Json::Array(a) => (spec_id, a.as_slice()),
             _ => (
-                v.get("spec-id").and_then(Json::as_i64).unwrap_or(spec_id as i64) as i32,
+                v.get("spec-id")
+                    .and_then(Json::as_i64)
+                    .unwrap_or(spec_id as i64) as i32,
                 v.get("fields")
                     .and_then(Json::as_array)
                     .map(Vec::as_slice)
@@ -100,8 +102,14 @@ impl PartitionSpec {
                     .get("field-id")
                     .and_then(Json::as_i64)
                     .unwrap_or(1000 + i as i64) as i32,
-                name: f.get("name").and_then(Json::as_str).unwrap_or("").to_string(),
-                transform: Transform::parse(f.get("transform").and_then(Json::as_str).unwrap_or("")),
+                name: f
+                    .get("name")
+                    .and_then(Json::as_str)
+                    .unwrap_or("")
+                    .to_string(),
+                transform: Transform::parse(
+                    f.get("transform").and_then(Json::as_str).unwrap_or(""),
+                ),
             })
             .collect();
         PartitionSpec { spec_id, fields }

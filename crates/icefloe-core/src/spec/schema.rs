@@ -23,7 +23,11 @@ impl Schema {
             identifier_field_ids: v
                 .get("identifier-field-ids")
                 .and_then(Json::as_array)
-                .map(|a| a.iter().filter_map(|x| x.as_i64().map(|x| x as i32)).collect())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|x| x.as_i64().map(|x| x as i32))
+                        .collect()
+                })
                 .unwrap_or_default(),
         })
     }

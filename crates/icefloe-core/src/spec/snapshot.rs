@@ -44,7 +44,11 @@ impl Snapshot {
             manifests: v
                 .get("manifests")
                 .and_then(Json::as_array)
-                .map(|a| a.iter().filter_map(|m| m.as_str().map(str::to_string)).collect())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|m| m.as_str().map(str::to_string))
+                        .collect()
+                })
                 .unwrap_or_default(),
             summary: v
                 .get("summary")
@@ -52,7 +56,10 @@ impl Snapshot {
                 .map(|o| {
                     o.iter()
                         .map(|(k, v)| {
-                            let s = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
+                            let s = v
+                                .as_str()
+                                .map(str::to_string)
+                                .unwrap_or_else(|| v.to_string());
                             (k.clone(), s)
                         })
                         .collect()
@@ -66,7 +73,10 @@ impl Snapshot {
 
     /// The operation from the summary (`append`, `overwrite`, `delete`, `replace`).
     pub fn operation(&self) -> &str {
-        self.summary.get("operation").map(String::as_str).unwrap_or("")
+        self.summary
+            .get("operation")
+            .map(String::as_str)
+            .unwrap_or("")
     }
 
     /// A numeric summary field such as `total-records`.

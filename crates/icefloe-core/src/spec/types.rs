@@ -108,7 +108,9 @@ impl Type {
             Json::Object(o) => match o.get("type").and_then(Json::as_str) {
                 Some("struct") => Ok(Type::Struct(StructType::from_json(v, path)?)),
                 Some("list") => {
-                    let element = o.get("element").ok_or_else(|| unknown("list without element"))?;
+                    let element = o
+                        .get("element")
+                        .ok_or_else(|| unknown("list without element"))?;
                     Ok(Type::List(ListType {
                         element_id: int_field(o, "element-id", path)?,
                         element_required: o
@@ -198,9 +200,9 @@ impl NestedField {
         let default = |key: &str| -> crate::Result<Option<Literal>> {
             match o.get(key) {
                 None | Some(Json::Null) => Ok(None),
-                Some(d) => Literal::from_json(d, &field_type)
-                    .map(Some)
-                    .map_err(|e| crate::Error::metadata(path, format!("{key} of field {name}: {e}"))),
+                Some(d) => Literal::from_json(d, &field_type).map(Some).map_err(|e| {
+                    crate::Error::metadata(path, format!("{key} of field {name}: {e}"))
+                }),
             }
         };
         Ok(NestedField {
@@ -274,7 +276,9 @@ impl fmt::Display for PrimitiveType {
             PrimitiveType::Long => f.write_str("long"),
             PrimitiveType::Float => f.write_str("float"),
             PrimitiveType::Double => f.write_str("double"),
-            PrimitiveType::Decimal { precision, scale } => write!(f, "decimal({precision},{scale})"),
+            PrimitiveType::Decimal { precision, scale } => {
+                write!(f, "decimal({precision},{scale})")
+            }
             PrimitiveType::Date => f.write_str("date"),
             PrimitiveType::Time => f.write_str("time"),
             PrimitiveType::Timestamp => f.write_str("timestamp"),

@@ -19,7 +19,7 @@
 //! | uuid | uuid |
 //! | binary, fixed[L], geometry, geography | bytea (geometry/geography as WKB) |
 //! | list of a primitive | an array of the element's type |
-//! | struct, map, list of nested values, variant | jsonb (or json, or text holding JSON) |
+//! | struct, map, list of nested values, variant | jsonb (or json, or text holding JSON), in the core's JSON encoding (`icefloe_core::encode::value`) |
 //! | unknown | text, always NULL |
 
 use arrow::array::{Array, ArrayRef, AsArray};
@@ -27,6 +27,7 @@ use arrow::datatypes::{
     DataType, Date32Type, Decimal128Type, Field, FieldRef, Float32Type, Float64Type, Int32Type,
     Int64Type, Time64MicrosecondType, TimeUnit, TimestampMicrosecondType, TimestampNanosecondType,
 };
+use icefloe_core::encode::value::value_to_json;
 use icefloe_core::scan::arrow_schema::ICEBERG_TYPE_KEY;
 use pgrx::pg_sys::{self, Datum, Oid};
 
@@ -189,7 +190,7 @@ pub enum ColumnReader {
     Int8(arrow::array::Int64Array),
     Float4(arrow::array::Float32Array),
     Float8(arrow::array::Float64Array),
-    Numeric(arrow::array::Decimal128Array, i8, pgutil::InputFn, String),
+    Numeric(arrow::array::Decimal128Array, i8, pgutil::InputFn, Vec<u8>),
     Text(arrow::array::StringArray),
     Binary(arrow::array::BinaryArray),
     Fixed(arrow::array::FixedSizeBinaryArray),
@@ -202,7 +203,6 @@ pub enum ColumnReader {
         array: ArrayRef,
         field: FieldRef,
         input: Option<pgutil::InputFn>,
-        buf: String,
     },
     Array {
         list: arrow::array::ListArray,
@@ -244,7 +244,7 @@ impl ColumnReader {
                 a.as_primitive::<Decimal128Type>().clone(),
                 *s,
                 f.clone(),
-                String::new(),
+                Vec::new(),
             ),
             (Kind::Text, DataType::Utf8) => ColumnReader::Text(a.as_string::<i32>().clone()),
             (Kind::Bytea, DataType::Binary) => ColumnReader::Binary(a.as_binary::<i32>().clone()),
@@ -270,7 +270,6 @@ impl ColumnReader {
                 array: array.clone(),
                 field: field.clone(),
                 input: input.clone(),
-                buf: String::new(),
             },
             (Kind::Array(plan), DataType::List(_)) => {
                 let list = a.as_list::<i32>().clone();
@@ -323,7 +322,7 @@ impl ColumnReader {
             ColumnReader::Float8(a) => Datum::from(a.value(row).to_bits()),
             ColumnReader::Numeric(a, scale, input, buf) => {
                 buf.clear();
-                crate::json::push_decimal(buf, a.value(row), *scale);
+                icefloe_core::encode::format::push_decimal(buf, a.value(row), *scale);
                 input.call(buf)?
             }
             ColumnReader::Text(a) => pgutil::text_datum(a.value(row).as_bytes()),
@@ -349,13 +348,11 @@ impl ColumnReader {
                 array,
                 field,
                 input,
-                buf,
             } => {
-                buf.clear();
-                crate::json::write_value(array.as_ref(), field, row, buf)?;
+                let text = value_to_json(array.as_ref(), field, row)?;
                 match input {
-                    Some(f) => f.call(buf)?,
-                    None => pgutil::text_datum(buf.as_bytes()),
+                    Some(f) => f.call(text.as_bytes())?,
+                    None => pgutil::text_datum(text.as_bytes()),
                 }
             }
             ColumnReader::Array {

@@ -235,8 +235,9 @@ fn default_sql(l: &Literal, ty: &Type) -> Option<String> {
         (Literal::Float(v), _) => cast(format!("{v:?}"), "real"),
         (Literal::Double(v), _) => cast(format!("{v:?}"), "double precision"),
         (Literal::Decimal(v), P::Decimal { precision, scale }) => {
-            let mut s = String::new();
-            crate::json::push_decimal(&mut s, *v, *scale as i8);
+            let mut s = Vec::new();
+            icefloe_core::encode::format::push_decimal(&mut s, *v, *scale as i8);
+            let s = String::from_utf8(s).ok()?;
             cast(s, &format!("numeric({precision},{scale})"))
         }
         (Literal::Date(_) | Literal::Time(_) | Literal::Timestamp(_), _) => {
@@ -321,8 +322,7 @@ fn literal_json(l: &Literal, ty: &Type) -> Option<serde_json::Value> {
                 initial_default: None,
                 write_default: None,
             });
-            let mut s = String::new();
-            crate::json::write_value(array.as_ref(), &field, 0, &mut s).ok()?;
+            let s = icefloe_core::encode::value::value_to_json(array.as_ref(), &field, 0).ok()?;
             serde_json::from_str(&s).ok()?
         }
         _ => return None,

@@ -19,7 +19,6 @@ pub mod convert;
 pub mod error;
 pub mod fdw;
 pub mod import;
-pub mod json;
 pub mod options;
 pub mod pgutil;
 pub mod quals;

@@ -46,7 +46,7 @@ impl InputFn {
     }
 
     /// Converts `text` with the input function (errors are Postgres ERRORs of that type).
-    pub fn call(&mut self, text: &str) -> Result<Datum, FdwError> {
+    pub fn call(&mut self, text: &[u8]) -> Result<Datum, FdwError> {
         let c =
             CString::new(text).map_err(|_| FdwError::Internal("value holds a NUL byte".into()))?;
         // SAFETY: the C string outlives the call, which copies what it keeps.
@@ -142,7 +142,7 @@ pub fn typlenbyvalalign(typid: Oid) -> (i16, bool, c_char) {
 /// Invalid input raises Postgres' own ERROR.
 pub fn parse_timestamptz(text: &str) -> Option<i64> {
     let mut f = InputFn::new(pg_sys::TIMESTAMPTZOID, -1);
-    f.call(text).ok().map(|d| d.value() as i64)
+    f.call(text.as_bytes()).ok().map(|d| d.value() as i64)
 }
 
 /// The SQL name of a type with its modifier (`numeric(9,2)`).

@@ -99,7 +99,6 @@ pub async fn open_parquet(
     match ParquetRecordBatchStreamBuilder::new(reader).await {
         Ok(b) => Ok(b),
         // Tell a missing file apart from a corrupt one.
-<<<<<<< HEAD
         Err(e) if !io.exists(written).await? => Err(crate::Error::NotFound {
             path: shown.clone(),
             source: object_store::Error::NotFound {
@@ -107,15 +106,9 @@ pub async fn open_parquet(
                 source: Box::new(e),
             },
         }),
-        Err(e) => Err(crate::Error::data_file(&shown, format!("not a readable Parquet file: {e}"))),
-=======
-        Err(_) if !io.exists(written).await? => {
-            Err(crate::Error::data_file(&shown, "file not found"))
-        }
         Err(e) => Err(crate::Error::data_file(
             &shown,
             format!("not a readable Parquet file: {e}"),
         )),
->>>>>>> main
     }
 }

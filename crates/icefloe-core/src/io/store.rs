@@ -33,7 +33,10 @@ impl TableIo {
     /// keys such as `aws_access_key_id`, `aws_region`, `aws_endpoint`,
     /// `google_service_account_key` or `azure_storage_account_key`. They override the
     /// environment variables of the same name (upper case). Ignored for local files.
-    pub fn open_with_options(location: &str, options: &[(String, String)]) -> crate::Result<(TableIo, String)> {
+    pub fn open_with_options(
+        location: &str,
+        options: &[(String, String)],
+    ) -> crate::Result<(TableIo, String)> {
         #[cfg(not(feature = "cloud"))]
         let _ = options;
         let err = |r: String| crate::Error::Location {
@@ -59,7 +62,11 @@ impl TableIo {
                     })
                     .map(|(k, v)| (k.to_ascii_lowercase(), v))
                     .filter(|(k, _)| !options.iter().any(|(o, _)| o.eq_ignore_ascii_case(k)))
-                    .chain(options.iter().map(|(k, v)| (k.to_ascii_lowercase(), v.clone())))
+                    .chain(
+                        options
+                            .iter()
+                            .map(|(k, v)| (k.to_ascii_lowercase(), v.clone())),
+                    )
                     .collect();
                 let (store, _) =
                     object_store::parse_url_opts(&u, opts).map_err(|e| err(e.to_string()))?;

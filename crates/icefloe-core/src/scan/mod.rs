@@ -226,7 +226,12 @@ impl Scan {
                         .map(|s| s.to_string())
                         .or_else(|| panic.downcast_ref::<String>().cloned())
                         .unwrap_or_else(|| "unknown panic".into());
-                    let _ = tx.send(Err(crate::Error::data_file(&path, format!("reader panicked: {what}")))).await;
+                    let _ = tx
+                        .send(Err(crate::Error::data_file(
+                            &path,
+                            format!("reader panicked: {what}"),
+                        )))
+                        .await;
                 }
             });
             futures::future::ready(ReceiverStream {

@@ -312,8 +312,8 @@ def fixture_snapshot_tests():
 
 @test
 def current_snapshot_via_plain_import():
-    """IMPORT without options reads every table's current snapshot."""
-    psql("DROP SCHEMA IF EXISTS cur CASCADE; CREATE SCHEMA cur; IMPORT FOREIGN SCHEMA db FROM SERVER lake INTO cur")
+    """IMPORT without options (done by setup into schema cur) reads every table's current
+    snapshot."""
     problems = []
     for m in load_fixtures():
         snap = next(s for s in m["snapshots"] if s["snapshot_id"] == m["current_snapshot_id"])
@@ -645,9 +645,19 @@ def query_cancel_stops_a_long_scan():
 
     th = threading.Thread(target=victim)
     th.start()
-    time.sleep(1.0)
-    psql("SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE '%generate_series(1, 100000)%' AND pid <> pg_backend_pid()")
+    # Wait until the scan runs (up to 30 s on a slow machine), then cancel it.
+    cancelled = False
+    for _ in range(300):
+        out = psql("SELECT count(pg_cancel_backend(pid)) FROM pg_stat_activity WHERE state = 'active' "
+                   "AND query LIKE '%generate_series(1, 100000)%' AND pid <> pg_backend_pid()")
+        if int(out.strip() or 0) > 0:
+            cancelled = True
+            break
+        time.sleep(0.1)
+    assert cancelled, "the scan to cancel never started"
+    t0 = time.time()
     th.join(30)
+    assert time.time() - t0 < 5, f"cancel took {time.time() - t0:.1f}s"
     assert not th.is_alive(), "scan did not stop after pg_cancel_backend"
     assert result.get("err") is not None and result["err"].sqlstate == "57014", result
 
@@ -660,7 +670,8 @@ def setup():
     psql("CREATE DATABASE icefloe_regress", db="postgres")
     psql("DROP ROLE IF EXISTS alice; DROP ROLE IF EXISTS bob", db="postgres")
     psql(f"CREATE EXTENSION icefloe_fdw; CREATE SERVER lake FOREIGN DATA WRAPPER icefloe "
-         f"OPTIONS (warehouse 'file://{ARGS.warehouse}')")
+         f"OPTIONS (warehouse 'file://{ARGS.warehouse}');"
+         "CREATE SCHEMA cur; IMPORT FOREIGN SCHEMA db FROM SERVER lake INTO cur")
 
 
 def main():

@@ -74,8 +74,11 @@ pub enum Kind {
 /// How list elements become an array.
 #[derive(Debug, Clone)]
 pub struct ArrayPlan {
+    /// How each element becomes a Datum.
     pub element: Kind,
+    /// The list's element field.
     pub element_field: FieldRef,
+    /// The element's Postgres type, with its `typlen`, `typbyval` and `typalign`.
     pub elem_type: Oid,
     pub elem_len: i16,
     pub elem_byval: bool,
@@ -89,7 +92,9 @@ pub struct ColumnPlan {
     pub att_index: usize,
     /// Column index in the scan's batches.
     pub batch_index: usize,
+    /// The column's Arrow field in the scan's schema.
     pub field: FieldRef,
+    /// How its values become Datums.
     pub kind: Kind,
 }
 
@@ -182,7 +187,8 @@ pub fn plan_kind(field: &FieldRef, typid: Oid, typmod: i32) -> Option<Kind> {
     })
 }
 
-/// Reads one column of one batch.
+/// Reads one column of one batch: the typed Arrow array (a cheap reference-counted clone) for
+/// each [`Kind`].
 pub enum ColumnReader {
     Null,
     Bool(arrow::array::BooleanArray),

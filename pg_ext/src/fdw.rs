@@ -57,9 +57,13 @@ pub unsafe extern "C-unwind" fn icefloe_fdw_handler(
 
 /// The options of a foreign table, its server and the current user's mapping.
 pub struct CatalogOptions {
+    /// The foreign table's options.
     pub table: OptionList,
+    /// Its server's options.
     pub server: OptionList,
+    /// The current user's (or PUBLIC's) user mapping options; empty without one.
     pub mapping: OptionList,
+    /// The server's name.
     pub server_name: String,
 }
 

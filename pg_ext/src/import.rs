@@ -23,6 +23,8 @@ use crate::runtime;
 /// Longest identifier Postgres keeps (NAMEDATALEN - 1).
 const MAX_IDENT: usize = 63;
 
+/// `ImportForeignSchema` callback: the CREATE FOREIGN TABLE statements for the Iceberg tables of
+/// the statement's namespace (Postgres applies LIMIT TO / EXCEPT again to what is returned).
 #[pg_guard]
 pub unsafe extern "C-unwind" fn import_foreign_schema(
     stmt: *mut pg_sys::ImportForeignSchemaStmt,

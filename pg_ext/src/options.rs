@@ -89,6 +89,10 @@ pub fn get<'a>(opts: &'a OptionList, name: &str) -> Option<&'a str> {
         .map(|(_, v)| v.as_str())
 }
 
+/// OID of the predefined role `pg_read_server_files` (fixed since Postgres 11; Postgres 13's
+/// headers name it `DEFAULT_ROLE_READ_SERVER_FILES`, later ones `ROLE_PG_READ_SERVER_FILES`).
+const ROLE_PG_READ_SERVER_FILES: u32 = 4569;
+
 /// Whether a warehouse or table location reads local files (a `file:` URL or a plain path).
 pub fn is_local(location: &str) -> bool {
     match location.split_once("://") {
@@ -110,7 +114,7 @@ pub fn check_local_access(location: &str, what: &str) -> Result<(), FdwError> {
         pg_sys::superuser()
             || pg_sys::has_privs_of_role(
                 pg_sys::GetUserId(),
-                pg_sys::Oid::from(pg_sys::ROLE_PG_READ_SERVER_FILES),
+                pg_sys::Oid::from(ROLE_PG_READ_SERVER_FILES),
             )
     };
     if allowed {

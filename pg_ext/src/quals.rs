@@ -20,15 +20,20 @@ use crate::options::PG_EPOCH_OFFSET_MICROS;
 /// A column the scan reads, as pushdown needs it.
 #[derive(Debug, Clone)]
 pub struct PushColumn {
+    /// Iceberg field id.
     pub field_id: i32,
+    /// Iceberg column name (for EXPLAIN).
     pub name: String,
+    /// Its type in the schema read.
     pub ty: PrimitiveType,
 }
 
 /// A predicate and how EXPLAIN shows it.
 #[derive(Debug, Clone)]
 pub struct Pushed {
+    /// What the core prunes with.
     pub predicate: Predicate,
+    /// The condition as EXPLAIN shows it.
     pub display: String,
 }
 
@@ -233,13 +238,18 @@ unsafe fn comparison(opno: Oid) -> Option<CmpOp> {
     })
 }
 
+/// OIDs of the built-in `C` and `POSIX` collations (fixed in pg_collation.dat; Postgres 18's
+/// headers no longer name the second).
+const C_COLLATION_OID: u32 = 950;
+const POSIX_COLLATION_OID: u32 = 951;
+
 /// Whether a string comparison under `collation` orders like Iceberg bounds (bytes).
 unsafe fn collation_allows(ty: &PrimitiveType, collation: Oid, equality: bool) -> bool {
     if *ty != PrimitiveType::String {
         return true;
     }
     let c = collation.to_u32();
-    if c == pg_sys::C_COLLATION_OID.to_u32() || c == pg_sys::POSIX_COLLATION_OID.to_u32() {
+    if c == C_COLLATION_OID || c == POSIX_COLLATION_OID {
         return true;
     }
     equality && collation != pg_sys::InvalidOid && pg_sys::get_collation_isdeterministic(collation)

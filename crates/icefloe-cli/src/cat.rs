@@ -17,7 +17,7 @@ use crate::{Format, SnapshotArgs};
 enum Encoder<W: Write + Send> {
     Csv(CsvWriter<W>),
     Jsonl(JsonLinesWriter<W>),
-    Parquet(ParquetWriter<W>),
+    Parquet(Box<ParquetWriter<W>>),
 }
 
 impl<W: Write + Send> Encoder<W> {
@@ -72,7 +72,7 @@ pub async fn cat(
     let mut enc = match format {
         Format::Csv => Encoder::Csv(CsvWriter::new(w, &schema)),
         Format::Jsonl => Encoder::Jsonl(JsonLinesWriter::new(w)),
-        Format::Parquet => Encoder::Parquet(ParquetWriter::new(w, &schema)?),
+        Format::Parquet => Encoder::Parquet(Box::new(ParquetWriter::new(w, &schema)?)),
     };
     let bar = (output.is_some() && std::io::stderr().is_terminal()).then(|| {
         let b = ProgressBar::new_spinner();

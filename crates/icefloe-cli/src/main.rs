@@ -2,6 +2,7 @@
 
 mod cat;
 mod describe;
+mod mount;
 mod time;
 
 use std::process::ExitCode;
@@ -91,17 +92,33 @@ enum Command {
         #[arg(long, short)]
         output: Option<std::path::PathBuf>,
     },
+    /// Mount a table (or a warehouse of tables) as a read-only file system: every snapshot's
+    /// rows as CSV and Parquet files, refs as symlinks, new snapshots appearing as committed.
+    Mount(mount::MountArgs),
 }
 
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("ICEFLOE_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,fuser=error")),
         )
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
+    // The mount runs its own runtime, so it starts outside this one.
+    let command = match cli.command {
+        Command::Mount(args) => {
+            return match mount::mount(args) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("icefloe: {e:#}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
+        other => other,
+    };
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -113,7 +130,7 @@ fn main() -> ExitCode {
         }
     };
     let result = rt.block_on(async {
-        match cli.command {
+        match command {
             Command::Snapshots { table, format } => describe::snapshots(&table, format).await,
             Command::Schema { table, at } => describe::schema(&table, &at).await,
             Command::Files { table, at, format } => describe::files(&table, &at, format).await,
@@ -125,6 +142,7 @@ fn main() -> ExitCode {
                 columns,
                 output,
             } => cat::cat(&table, &at, format, lineage, columns, output.as_deref()).await,
+            Command::Mount(_) => Err(anyhow::anyhow!("mount runs outside the runtime")),
         }
     });
     match result {

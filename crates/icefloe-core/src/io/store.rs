@@ -231,25 +231,6 @@ fn to_url(location: &str) -> Result<Url, String> {
 
 /// The path part of a URL, percent-decoded, without trailing slash.
 fn url_path(u: &Url) -> String {
-    let p = u.path();
-    let decoded = percent_decode(p);
+    let decoded = percent_encoding::percent_decode_str(u.path()).decode_utf8_lossy();
     decoded.trim_end_matches('/').to_string()
-}
-
-fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' && i + 2 < b.len() + 0 && i + 2 <= b.len() - 1 {
-            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
-                out.push(v);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }

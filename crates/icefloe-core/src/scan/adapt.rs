@@ -291,3 +291,84 @@ fn variant_to_json(arr: &ArrayRef, path: &str) -> crate::Result<ArrayRef> {
         .map_err(|e| err(format!("variant: {e}")))?;
     Ok(Arc::new(out))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::name_mapping::NameMapping;
+    use arrow::array::AsArray;
+    use std::collections::HashMap;
+
+    #[test]
+    fn name_mapping_matches_files_without_ids() {
+        let m = NameMapping::parse(
+            r#"[{"field-id":1,"names":["id"]},{"field-id":2,"names":["loc","location"],"fields":[{"field-id":3,"names":["lat"]}]}]"#,
+        )
+        .unwrap();
+        let inner = Fields::from(vec![Field::new("lat", DataType::Float32, true)]);
+        let file = Fields::from(vec![
+            Field::new("location", DataType::Struct(inner.clone()), true),
+            Field::new("id", DataType::Int32, true),
+        ]);
+        assert_eq!(find_field(&file, 1, Some(&m.fields)), Some(1));
+        assert_eq!(find_field(&file, 2, Some(&m.fields)), Some(0));
+        assert_eq!(find_field(&file, 1, None), None);
+        // A nested field found through the mapping, promoted float -> double.
+        let loc = StructArray::new(inner, vec![Arc::new(Float32Array::from(vec![1.5]))], None);
+        let table_type = Type::Struct(crate::spec::StructType {
+            fields: vec![NestedField {
+                id: 3,
+                name: "latitude".into(),
+                required: false,
+                field_type: Type::Primitive(PrimitiveType::Double),
+                doc: None,
+                initial_default: None,
+                write_default: None,
+            }],
+        });
+        let out = adapt(
+            &(Arc::new(loc) as ArrayRef),
+            &table_type,
+            mapped_children(Some(&m.fields), &file[0]),
+            "f",
+        )
+        .unwrap();
+        let out = out.as_struct();
+        assert_eq!(
+            out.column(0)
+                .as_primitive::<arrow::datatypes::Float64Type>()
+                .value(0),
+            1.5
+        );
+        // Files with ids ignore the mapping.
+        let with_ids = Fields::from(vec![Field::new("id", DataType::Int32, true).with_metadata(
+            HashMap::from([("PARQUET:field_id".to_string(), "9".to_string())]),
+        )]);
+        assert_eq!(find_field(&with_ids, 1, Some(&m.fields)), None);
+    }
+
+    #[test]
+    fn missing_columns_take_initial_default_or_fail_when_required() {
+        let mut f = NestedField {
+            id: 5,
+            name: "c".into(),
+            required: true,
+            field_type: Type::Primitive(PrimitiveType::Long),
+            doc: None,
+            initial_default: None,
+            write_default: None,
+        };
+        assert!(missing_column(&f, 2, "f")
+            .unwrap_err()
+            .to_string()
+            .contains("no initial-default"));
+        f.initial_default = Some(Literal::Long(42));
+        let a = missing_column(&f, 3, "f").unwrap();
+        assert_eq!(
+            a.as_primitive::<arrow::datatypes::Int64Type>()
+                .values()
+                .to_vec(),
+            vec![42, 42, 42]
+        );
+    }
+}

@@ -118,8 +118,10 @@ pub async fn load_manifest(
 /// All live (added or existing) entries of a snapshot: data files and delete files.
 pub async fn live_entries(table: &Table, snapshot: &Snapshot) -> crate::Result<Vec<ManifestEntry>> {
     let list = table.manifest_list(snapshot).await?;
-    let manifests: Vec<Arc<Vec<ManifestEntry>>> = futures::stream::iter(list.iter())
-        .map(|mf| load_manifest(table, mf))
+    // The futures are made before the stream (not by a closure inside it) so that the
+    // returned future is `Send` and can be `tokio::spawn`ed (rust-lang/rust#102211).
+    let loads: Vec<_> = list.iter().map(|mf| load_manifest(table, mf)).collect();
+    let manifests: Vec<Arc<Vec<ManifestEntry>>> = futures::stream::iter(loads)
         .buffered(MANIFEST_CONCURRENCY)
         .try_collect()
         .await?;

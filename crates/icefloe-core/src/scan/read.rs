@@ -102,6 +102,17 @@ impl TaskReader {
         let runs = kept_runs(deleted.as_deref(), num_rows);
         let file_fields = builder.schema().fields().clone();
         let mapping = ctx.name_mapping.as_ref().map(|m| m.fields.as_slice());
+        // Columns without ids can only be matched through a name mapping; guessing by name or
+        // position could return another column's values.
+        let has_ids = file_fields
+            .iter()
+            .any(|f| super::arrow_schema::field_id(f).is_some());
+        if !has_ids && mapping.is_none() && !file_fields.is_empty() {
+            return Err(crate::Error::data_file(
+                &path,
+                "has no field ids and the table sets no schema.name-mapping.default, so its columns cannot be matched",
+            ));
+        }
 
         let mut needed: Vec<i32> = ctx.fields.iter().map(|f| f.id).collect();
         for set in &equality {
@@ -198,8 +209,7 @@ impl TaskReader {
                 self.columns.get(&id).and_then(|i| {
                     cast(batch.column(*i), &arrow::datatypes::DataType::Int64)
                         .ok()
-                        .map(|a| a.as_any().downcast_ref::<Int64Array>().cloned())
-                        .flatten()
+                        .and_then(|a| a.as_any().downcast_ref::<Int64Array>().cloned())
                 })
             };
             let first = self.task.first_row_id;

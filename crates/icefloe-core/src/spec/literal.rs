@@ -223,7 +223,7 @@ fn parse_timestamp_nanos(s: &str) -> Option<i128> {
 
 /// Decodes a hex string (either case).
 pub fn decode_hex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
     (0..s.len())

@@ -1,0 +1,173 @@
+//! `icefloe mount`: serve a table or warehouse as a read-only file system.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use icefloe_fuse::mounts::is_mounted;
+use icefloe_fuse::MountOptions;
+
+/// Arguments of `icefloe mount`.
+#[derive(Args, Debug)]
+pub struct MountArgs {
+    /// A table (directory with metadata/, metadata file or URL), or a warehouse directory whose
+    /// <namespace>/<table>/ subdirectories are tables.
+    pub source: String,
+    /// An existing directory to mount on.
+    pub mountpoint: PathBuf,
+    /// Memory for caching rendered views and metadata, e.g. 256MiB, 1G, 1048576.
+    #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = parse_size)]
+    pub cache_size: u64,
+    /// Seconds between polls of the table metadata for new snapshots.
+    #[arg(long, value_name = "SECS", default_value_t = 5.0)]
+    pub refresh: f64,
+    /// Let other users read the mount (non-root users need user_allow_other in /etc/fuse.conf).
+    #[arg(long)]
+    pub allow_other: bool,
+    /// Directory for the Parquet views' spill files (default: the temporary directory).
+    #[arg(long, value_name = "DIR")]
+    pub spill_dir: Option<PathBuf>,
+    /// Return once mounted, serving from a background process (stop it with fusermount3 -u).
+    #[arg(long)]
+    pub daemon: bool,
+    /// With --daemon: append the background process's log (errors naming unreadable files)
+    /// to FILE instead of discarding it.
+    #[arg(long, value_name = "FILE", requires = "daemon")]
+    pub log_file: Option<PathBuf>,
+}
+
+/// Runs `icefloe mount`: in the foreground until unmounted or interrupted (Ctrl-C or SIGTERM
+/// unmount cleanly), or with `--daemon` in a background process.
+pub fn mount(args: MountArgs) -> Result<()> {
+    if !args.mountpoint.is_dir() {
+        bail!(
+            "mount point {} is not a directory",
+            args.mountpoint.display()
+        );
+    }
+    if args.daemon {
+        return daemonize(&args);
+    }
+    if !(args.refresh > 0.0 && args.refresh.is_finite()) {
+        bail!("--refresh must be a positive number of seconds");
+    }
+    let opts = MountOptions {
+        source: args.source.clone(),
+        mountpoint: args.mountpoint.clone(),
+        cache_bytes: args.cache_size,
+        refresh: Duration::from_secs_f64(args.refresh),
+        allow_other: args.allow_other,
+        spill_dir: args.spill_dir.clone(),
+    };
+    icefloe_fuse::mount(&opts, || {
+        eprintln!(
+            "icefloe: {} mounted on {} (Ctrl-C or fusermount3 -u to unmount)",
+            args.source,
+            args.mountpoint.display()
+        )
+    })?;
+    Ok(())
+}
+
+/// Starts this command again without `--daemon` in its own process group, detached from the
+/// terminal, and returns once the mount is there.
+fn daemonize(args: &MountArgs) -> Result<()> {
+    use std::os::unix::process::CommandExt;
+    let exe = std::env::current_exe().context("cannot find the icefloe executable")?;
+    let log = match &args.log_file {
+        Some(p) => Stdio::from(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .with_context(|| format!("cannot open log file {}", p.display()))?,
+        ),
+        None => Stdio::null(),
+    };
+    // The same arguments without --daemon (--log-file only applies to this parent).
+    let mut child_args = Vec::new();
+    let mut skip_next = false;
+    for a in std::env::args_os().skip(1) {
+        if std::mem::take(&mut skip_next) || a == "--daemon" {
+            continue;
+        }
+        if a == "--log-file" {
+            skip_next = true;
+            continue;
+        }
+        if a.to_str().is_some_and(|s| s.starts_with("--log-file=")) {
+            continue;
+        }
+        child_args.push(a);
+    }
+    let mut child = Command::new(exe)
+        .args(child_args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log)
+        .process_group(0)
+        .spawn()
+        .context("cannot start the mount process")?;
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(60) {
+        if is_mounted(&args.mountpoint) {
+            eprintln!(
+                "icefloe: {} mounted on {} by process {} (fusermount3 -u {} to unmount)",
+                args.source,
+                args.mountpoint.display(),
+                child.id(),
+                args.mountpoint.display()
+            );
+            return Ok(());
+        }
+        if let Some(status) = child.try_wait()? {
+            bail!("the mount process exited ({status}); run without --daemon to see why");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    bail!("{} was not mounted within 60 s", args.mountpoint.display())
+}
+
+/// Parses a size: bytes, or a number with K, M, G, T (powers of 1024; `KiB`, `MB`… accepted).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num
+        .parse()
+        .map_err(|_| format!("not a size: {s:?} (try 256MiB)"))?;
+    let shift = match unit
+        .trim()
+        .to_ascii_uppercase()
+        .trim_end_matches('B')
+        .trim_end_matches('I')
+    {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        "T" => 40,
+        _ => return Err(format!("unknown unit in {s:?} (use K, M, G or T)")),
+    };
+    Ok((n * (1u64 << shift) as f64) as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("1048576"), Ok(1 << 20));
+        assert_eq!(parse_size("256MiB"), Ok(256 << 20));
+        assert_eq!(parse_size("1G"), Ok(1 << 30));
+        assert_eq!(parse_size("1.5k"), Ok(1536));
+        assert!(parse_size("lots").is_err());
+        assert!(parse_size("3 parsecs").is_err());
+    }
+}

@@ -1,0 +1,685 @@
+//! The `fuser` file system: each callback finds its node, then answers from a task on the
+//! mount's tokio runtime (replies are `Send`), so slow work (planning a snapshot, a counting
+//! pass, rendering a chunk) never blocks the kernel's other requests.
+
+use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use fuser::{
+    AccessFlags, Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation,
+    INodeNo, LockOwner, OpenAccMode, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate, ReplyData,
+    ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyWrite, ReplyXattr, Request, TimeOrNow,
+    WriteFlags,
+};
+use tokio::runtime::Handle;
+
+use crate::catalog::Catalog;
+use crate::error::{FuseError, Result};
+use crate::locks::lock;
+use crate::meta;
+use crate::spill::{SpillFile, SpillStore};
+use crate::tree::{self, Format, Inodes, Kind, Node, Scope, ViewKey};
+use crate::view::{CsvView, CsvViews, CursorSlot};
+
+/// How long the kernel may cache what can change (table directories, symlinks,
+/// `snapshots.csv`): new snapshots show up within this time after a refresh.
+const MUTABLE_TTL: Duration = Duration::from_secs(1);
+/// How long the kernel may cache what never changes (everything under `snapshots/<id>/`).
+const IMMUTABLE_TTL: Duration = Duration::from_secs(60);
+/// Block size reported to `stat`.
+const BLOCK_SIZE: u32 = 4096;
+
+/// The read-only file system of a mount.
+pub struct IcefloeFs {
+    inner: Arc<Inner>,
+    rt: Handle,
+}
+
+/// An open file: the node it was opened as, and what its reads are served from.
+struct OpenHandle {
+    node: Node,
+    file: OpenFile,
+}
+
+/// What an open file's reads are served from.
+enum OpenFile {
+    /// A CSV view, with this open file's own batch cursor.
+    Csv {
+        view: Arc<CsvView>,
+        cursor: CursorSlot,
+    },
+    /// A Parquet view in a spill file.
+    Spill(Arc<SpillFile>),
+    /// A small file rendered whole at open.
+    Bytes(Bytes),
+}
+
+struct Inner {
+    catalog: Arc<Catalog>,
+    inodes: Inodes,
+    csv: CsvViews,
+    spill: SpillStore,
+    handles: Mutex<HashMap<u64, Arc<OpenHandle>>>,
+    next_fh: AtomicU64,
+    uid: u32,
+    gid: u32,
+}
+
+impl IcefloeFs {
+    /// A file system over `catalog`, answering on `rt`, with a chunk cache of `cache_bytes`
+    /// and Parquet spill files under `spill_parent` (default: the temporary directory).
+    pub fn new(
+        catalog: Arc<Catalog>,
+        rt: Handle,
+        cache_bytes: u64,
+        spill_parent: Option<&Path>,
+    ) -> Result<IcefloeFs> {
+        let root = if catalog.is_warehouse() {
+            Node::Warehouse
+        } else {
+            Node::Table(0)
+        };
+        let spill = SpillStore::new(spill_parent)?;
+        tracing::debug!("spill directory {}", spill.path().display());
+        Ok(IcefloeFs {
+            inner: Arc::new(Inner {
+                catalog,
+                inodes: Inodes::new(root),
+                csv: CsvViews::new(cache_bytes),
+                spill,
+                handles: Mutex::new(HashMap::new()),
+                next_fh: AtomicU64::new(1),
+                uid: nix::unistd::getuid().as_raw(),
+                gid: nix::unistd::getgid().as_raw(),
+            }),
+            rt,
+        })
+    }
+
+    /// Runs `f` on the runtime; its result (or errno) is handed to `reply`.
+    fn spawn<T, F>(
+        &self,
+        f: impl FnOnce(Arc<Inner>) -> F + Send + 'static,
+        reply: impl FnOnce(Result<T, Errno>) + Send + 'static,
+    ) where
+        F: std::future::Future<Output = Result<T, Errno>> + Send + 'static,
+        T: Send + 'static,
+    {
+        let inner = self.inner.clone();
+        self.rt.spawn(async move { reply(f(inner).await) });
+    }
+
+    fn node(&self, ino: INodeNo) -> Result<Node, Errno> {
+        self.inner.inodes.node(ino.0).ok_or(Errno::ENOENT)
+    }
+}
+
+fn ttl(node: &Node) -> Duration {
+    if node.snapshot().is_some() {
+        IMMUTABLE_TTL
+    } else {
+        MUTABLE_TTL
+    }
+}
+
+fn time(ms: i64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0))
+}
+
+fn file_type(kind: Kind) -> FileType {
+    match kind {
+        Kind::Dir => FileType::Directory,
+        Kind::File => FileType::RegularFile,
+        Kind::Symlink => FileType::Symlink,
+    }
+}
+
+impl Inner {
+    /// Logs `e` for `node` and turns it into the errno of the call.
+    fn fail(&self, node: &Node, e: FuseError) -> Errno {
+        tracing::error!("{}: {e}", self.display(node));
+        e.errno()
+    }
+
+    /// A path-like name of a node for logs.
+    fn display(&self, node: &Node) -> String {
+        let table = node
+            .table()
+            .and_then(|t| self.catalog.table(t))
+            .map(|t| t.location.clone())
+            .unwrap_or_default();
+        match node {
+            Node::View(k) => {
+                let file = match k.scope {
+                    Scope::All => tree::DATA.to_string(),
+                    Scope::File(i) => format!("{}/task {i}", tree::FILES),
+                };
+                format!(
+                    "{table} snapshots/{}/{file}.{}",
+                    k.snapshot,
+                    k.format.extension()
+                )
+            }
+            n => format!("{table} {n:?}"),
+        }
+    }
+
+    /// The entry `name` of directory `parent`.
+    async fn lookup(&self, parent: &Node, name: &OsStr) -> Result<Option<Node>, Errno> {
+        let name = name.to_str().ok_or(Errno::ENOENT)?;
+        let children = tree::children(&self.catalog, parent)
+            .await
+            .map_err(|e| self.fail(parent, e))?;
+        Ok(children.and_then(|c| c.into_iter().find(|(n, _)| n == name).map(|(_, node)| node)))
+    }
+
+    async fn csv_view(&self, key: &ViewKey) -> Result<Arc<CsvView>> {
+        let plan = self.plan(key).await?;
+        let name = self.display(&Node::View(key.clone()));
+        self.csv.get(key, &plan, &name).await
+    }
+
+    async fn spill_file(&self, key: &ViewKey) -> Result<Arc<SpillFile>> {
+        let plan = self.plan(key).await?;
+        self.spill.get(key, &plan).await
+    }
+
+    async fn plan(&self, key: &ViewKey) -> Result<Arc<crate::plan::SnapshotPlan>> {
+        let table = self.catalog.table(key.table).ok_or_else(|| {
+            icefloe_core::Error::SnapshotNotFound(format!("no table {}", key.table))
+        })?;
+        table.plan(key.snapshot).await
+    }
+
+    /// The bytes of a small metadata file.
+    fn small_file(&self, node: &Node) -> Option<Bytes> {
+        let table = self.catalog.table(node.table()?)?.table();
+        let m = table.metadata();
+        match node {
+            Node::SnapshotsCsv(_) => Some(meta::snapshots_csv(m)),
+            Node::SnapshotJson(_, s) => Some(meta::snapshot_json(m, m.snapshot(*s)?)),
+            _ => None,
+        }
+    }
+
+    /// The target of a symlink.
+    fn link_target(&self, node: &Node) -> Option<String> {
+        let table = self.catalog.table(node.table()?)?.table();
+        match node {
+            Node::Current(_) => meta::current_target(table.metadata()),
+            Node::Ref(_, name) => meta::ref_target(table.metadata(), name),
+            _ => None,
+        }
+    }
+
+    /// The modification time of a node: the snapshot's time below a snapshot, else the time
+    /// of the table's (or tables') latest metadata.
+    fn mtime(&self, node: &Node) -> SystemTime {
+        let tables = match node.table() {
+            Some(t) => self.catalog.table(t).into_iter().collect(),
+            None => self.catalog.tables(),
+        };
+        let ms = tables
+            .iter()
+            .filter(|t| match node {
+                Node::Namespace(ns) => t.path.first() == Some(ns),
+                _ => true,
+            })
+            .map(|t| {
+                let table = t.table();
+                let m = table.metadata();
+                node.snapshot()
+                    .and_then(|s| m.snapshot(s))
+                    .map(|s| s.timestamp_ms)
+                    .unwrap_or(m.last_updated_ms)
+            })
+            .max()
+            .unwrap_or(0);
+        time(ms)
+    }
+
+    /// The attributes of a node; sizes of views are computed (and cached) on first use.
+    async fn attr(&self, node: &Node) -> Result<FileAttr, Errno> {
+        if !tree::exists(&self.catalog, node) {
+            return Err(Errno::ENOENT);
+        }
+        let size = match node {
+            Node::View(k) => match k.format {
+                Format::Csv => self.csv_view(k).await.map(|v| v.size()),
+                Format::Parquet => self.spill_file(k).await.map(|f| f.len()),
+            }
+            .map_err(|e| self.fail(node, e))?,
+            Node::SnapshotsCsv(_) | Node::SnapshotJson(..) => {
+                self.small_file(node).ok_or(Errno::ENOENT)?.len() as u64
+            }
+            Node::Current(_) | Node::Ref(..) => {
+                self.link_target(node).ok_or(Errno::ENOENT)?.len() as u64
+            }
+            _ => 0,
+        };
+        let kind = node.kind();
+        let t = self.mtime(node);
+        Ok(FileAttr {
+            ino: INodeNo(self.inodes.ino(node)),
+            size,
+            blocks: size.div_ceil(512),
+            atime: t,
+            mtime: t,
+            ctime: t,
+            crtime: t,
+            kind: file_type(kind),
+            perm: match kind {
+                Kind::Dir => 0o555,
+                Kind::File => 0o444,
+                Kind::Symlink => 0o777,
+            },
+            nlink: if kind == Kind::Dir { 2 } else { 1 },
+            uid: self.uid,
+            gid: self.gid,
+            rdev: 0,
+            blksize: BLOCK_SIZE,
+            flags: 0,
+        })
+    }
+
+    /// Opens a regular file.
+    async fn open(&self, node: &Node) -> Result<(OpenFile, FopenFlags), Errno> {
+        if !tree::exists(&self.catalog, node) {
+            return Err(Errno::ENOENT);
+        }
+        match node {
+            Node::View(k) => {
+                let file = match k.format {
+                    Format::Csv => self.csv_view(k).await.map(|view| OpenFile::Csv {
+                        view,
+                        cursor: CursorSlot::default(),
+                    }),
+                    Format::Parquet => self.spill_file(k).await.map(OpenFile::Spill),
+                }
+                .map_err(|e| self.fail(node, e))?;
+                Ok((file, FopenFlags::FOPEN_KEEP_CACHE))
+            }
+            Node::SnapshotJson(..) => Ok((
+                OpenFile::Bytes(self.small_file(node).ok_or(Errno::ENOENT)?),
+                FopenFlags::FOPEN_KEEP_CACHE,
+            )),
+            // Changes with the table: always read through, as it was at open.
+            Node::SnapshotsCsv(_) => Ok((
+                OpenFile::Bytes(self.small_file(node).ok_or(Errno::ENOENT)?),
+                FopenFlags::FOPEN_DIRECT_IO,
+            )),
+            _ => Err(Errno::EISDIR),
+        }
+    }
+
+    fn handle(&self, fh: FileHandle) -> Result<Arc<OpenHandle>, Errno> {
+        lock(&self.handles).get(&fh.0).cloned().ok_or(Errno::EBADF)
+    }
+}
+
+fn slice(b: &[u8], offset: u64, size: u32) -> &[u8] {
+    let start = usize::try_from(offset).unwrap_or(usize::MAX).min(b.len());
+    let end = start.saturating_add(size as usize).min(b.len());
+    &b[start..end]
+}
+
+impl Filesystem for IcefloeFs {
+    fn destroy(&mut self) {
+        self.inner.spill.clear();
+    }
+
+    fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
+        let parent = match self.node(parent) {
+            Ok(n) => n,
+            Err(e) => return reply.error(e),
+        };
+        let name = name.to_owned();
+        self.spawn(
+            move |inner| async move {
+                let node = inner.lookup(&parent, &name).await?.ok_or(Errno::ENOENT)?;
+                let attr = inner.attr(&node).await?;
+                Ok((ttl(&node), attr))
+            },
+            move |r| match r {
+                Ok((ttl, attr)) => reply.entry(&ttl, &attr, Generation(0)),
+                Err(e) => reply.error(e),
+            },
+        );
+    }
+
+    fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
+        let node = match self.node(ino) {
+            Ok(n) => n,
+            Err(e) => return reply.error(e),
+        };
+        self.spawn(
+            move |inner| async move { Ok((ttl(&node), inner.attr(&node).await?)) },
+            move |r| match r {
+                Ok((ttl, attr)) => reply.attr(&ttl, &attr),
+                Err(e) => reply.error(e),
+            },
+        );
+    }
+
+    fn readlink(&self, _req: &Request, ino: INodeNo, reply: ReplyData) {
+        match self.node(ino).map(|n| self.inner.link_target(&n)) {
+            Ok(Some(target)) => reply.data(target.as_bytes()),
+            Ok(None) => reply.error(Errno::ENOENT),
+            Err(e) => reply.error(e),
+        }
+    }
+
+    fn open(&self, _req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
+        if flags.acc_mode() != OpenAccMode::O_RDONLY {
+            return reply.error(Errno::EROFS);
+        }
+        let node = match self.node(ino) {
+            Ok(n) => n,
+            Err(e) => return reply.error(e),
+        };
+        self.spawn(
+            move |inner| async move {
+                let (file, flags) = inner.open(&node).await?;
+                let fh = inner.next_fh.fetch_add(1, Ordering::Relaxed);
+                lock(&inner.handles).insert(fh, Arc::new(OpenHandle { node, file }));
+                Ok((fh, flags))
+            },
+            move |r| match r {
+                Ok((fh, flags)) => reply.opened(FileHandle(fh), flags),
+                Err(e) => reply.error(e),
+            },
+        );
+    }
+
+    fn read(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        offset: u64,
+        size: u32,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        reply: ReplyData,
+    ) {
+        let handle = match self.inner.handle(fh) {
+            Ok(h) => h,
+            Err(e) => return reply.error(e),
+        };
+        match &handle.file {
+            OpenFile::Bytes(b) => reply.data(slice(b, offset, size)),
+            OpenFile::Spill(f) => match f.read_at(offset, size) {
+                Ok(buf) => reply.data(&buf),
+                Err(e) => reply.error(self.inner.fail(&handle.node, e)),
+            },
+            OpenFile::Csv { view, cursor } => {
+                let (view, cursor, handle) = (view.clone(), cursor.clone(), handle.clone());
+                self.spawn(
+                    move |inner| async move {
+                        view.read(offset, size, &cursor)
+                            .await
+                            .map_err(|e| inner.fail(&handle.node, e))
+                    },
+                    move |r| match r {
+                        Ok(buf) => reply.data(&buf),
+                        Err(e) => reply.error(e),
+                    },
+                );
+            }
+        }
+    }
+
+    fn release(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        fh: FileHandle,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        _flush: bool,
+        reply: ReplyEmpty,
+    ) {
+        lock(&self.inner.handles).remove(&fh.0);
+        reply.ok();
+    }
+
+    fn flush(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _lock_owner: LockOwner,
+        reply: ReplyEmpty,
+    ) {
+        reply.ok();
+    }
+
+    fn readdir(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        offset: u64,
+        mut reply: ReplyDirectory,
+    ) {
+        let node = match self.node(ino) {
+            Ok(n) => n,
+            Err(e) => return reply.error(e),
+        };
+        self.spawn(
+            move |inner| async move {
+                if node.kind() != Kind::Dir {
+                    return Err(Errno::ENOTDIR);
+                }
+                let children = tree::children(&inner.catalog, &node)
+                    .await
+                    .map_err(|e| inner.fail(&node, e))?
+                    .ok_or(Errno::ENOENT)?;
+                let mut entries = vec![
+                    (ino.0, FileType::Directory, ".".to_string()),
+                    (ino.0, FileType::Directory, "..".to_string()),
+                ];
+                entries.extend(
+                    children
+                        .into_iter()
+                        .map(|(name, n)| (inner.inodes.ino(&n), file_type(n.kind()), name)),
+                );
+                Ok(entries)
+            },
+            move |r| match r {
+                Ok(entries) => {
+                    for (i, (ino, kind, name)) in
+                        entries.into_iter().enumerate().skip(offset as usize)
+                    {
+                        if reply.add(INodeNo(ino), (i + 1) as u64, kind, name) {
+                            break;
+                        }
+                    }
+                    reply.ok()
+                }
+                Err(e) => reply.error(e),
+            },
+        );
+    }
+
+    fn getxattr(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _name: &OsStr,
+        _size: u32,
+        reply: ReplyXattr,
+    ) {
+        reply.error(Errno::NO_XATTR);
+    }
+
+    fn listxattr(&self, _req: &Request, _ino: INodeNo, size: u32, reply: ReplyXattr) {
+        if size == 0 {
+            reply.size(0)
+        } else {
+            reply.data(&[])
+        }
+    }
+
+    fn access(&self, _req: &Request, _ino: INodeNo, mask: AccessFlags, reply: ReplyEmpty) {
+        if mask.contains(AccessFlags::W_OK) {
+            reply.error(Errno::EROFS)
+        } else {
+            reply.ok()
+        }
+    }
+
+    // Everything that would change the tree is refused: the mount is read-only.
+
+    fn setattr(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _mode: Option<u32>,
+        _uid: Option<u32>,
+        _gid: Option<u32>,
+        _size: Option<u64>,
+        _atime: Option<TimeOrNow>,
+        _mtime: Option<TimeOrNow>,
+        _ctime: Option<SystemTime>,
+        _fh: Option<FileHandle>,
+        _crtime: Option<SystemTime>,
+        _chgtime: Option<SystemTime>,
+        _bkuptime: Option<SystemTime>,
+        _flags: Option<fuser::BsdFileFlags>,
+        reply: ReplyAttr,
+    ) {
+        reply.error(Errno::EROFS);
+    }
+
+    fn mknod(
+        &self,
+        _req: &Request,
+        _parent: INodeNo,
+        _name: &OsStr,
+        _mode: u32,
+        _umask: u32,
+        _rdev: u32,
+        reply: ReplyEntry,
+    ) {
+        reply.error(Errno::EROFS);
+    }
+
+    fn mkdir(
+        &self,
+        _req: &Request,
+        _parent: INodeNo,
+        _name: &OsStr,
+        _mode: u32,
+        _umask: u32,
+        reply: ReplyEntry,
+    ) {
+        reply.error(Errno::EROFS);
+    }
+
+    fn unlink(&self, _req: &Request, _parent: INodeNo, _name: &OsStr, reply: ReplyEmpty) {
+        reply.error(Errno::EROFS);
+    }
+
+    fn rmdir(&self, _req: &Request, _parent: INodeNo, _name: &OsStr, reply: ReplyEmpty) {
+        reply.error(Errno::EROFS);
+    }
+
+    fn symlink(
+        &self,
+        _req: &Request,
+        _parent: INodeNo,
+        _link_name: &OsStr,
+        _target: &Path,
+        reply: ReplyEntry,
+    ) {
+        reply.error(Errno::EROFS);
+    }
+
+    fn rename(
+        &self,
+        _req: &Request,
+        _parent: INodeNo,
+        _name: &OsStr,
+        _newparent: INodeNo,
+        _newname: &OsStr,
+        _flags: RenameFlags,
+        reply: ReplyEmpty,
+    ) {
+        reply.error(Errno::EROFS);
+    }
+
+    fn link(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _newparent: INodeNo,
+        _newname: &OsStr,
+        reply: ReplyEntry,
+    ) {
+        reply.error(Errno::EROFS);
+    }
+
+    fn write(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _offset: u64,
+        _data: &[u8],
+        _write_flags: WriteFlags,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        reply: ReplyWrite,
+    ) {
+        reply.error(Errno::EROFS);
+    }
+
+    fn create(
+        &self,
+        _req: &Request,
+        _parent: INodeNo,
+        _name: &OsStr,
+        _mode: u32,
+        _umask: u32,
+        _flags: i32,
+        reply: ReplyCreate,
+    ) {
+        reply.error(Errno::EROFS);
+    }
+
+    fn setxattr(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _name: &OsStr,
+        _value: &[u8],
+        _flags: i32,
+        _position: u32,
+        reply: ReplyEmpty,
+    ) {
+        reply.error(Errno::EROFS);
+    }
+
+    fn removexattr(&self, _req: &Request, _ino: INodeNo, _name: &OsStr, reply: ReplyEmpty) {
+        reply.error(Errno::EROFS);
+    }
+
+    fn fallocate(
+        &self,
+        _req: &Request,
+        _ino: INodeNo,
+        _fh: FileHandle,
+        _offset: u64,
+        _length: u64,
+        _mode: i32,
+        reply: ReplyEmpty,
+    ) {
+        reply.error(Errno::EROFS);
+    }
+}

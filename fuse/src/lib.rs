@@ -1,0 +1,140 @@
+//! `icefloe mount`: Iceberg tables as a read-only file system.
+//!
+//! ```text
+//! MOUNTPOINT/                         a table (a warehouse root: <namespace>/<table>/ below)
+//!   current -> snapshots/<id>         the current snapshot of main
+//!   refs/<branch-or-tag> -> ../snapshots/<id>
+//!   snapshots/<id>/
+//!     data.csv, data.parquet          every live row: _row_id, _last_updated_sequence_number,
+//!                                     then the snapshot's schema
+//!     files/<data-file>.csv|.parquet  the same, per data file
+//!     snapshot.json                   id, parent, sequence number, time, operation, summary, schema
+//!   snapshots.csv                     as `icefloe snapshots --format csv` prints it
+//! ```
+//!
+//! All Iceberg logic is the core's: this crate maps its scans onto files. CSV views are rendered
+//! in chunks with an offset index ([`view`]), Parquet views are spilled to local disk
+//! ([`spill`]), metadata is polled for new snapshots ([`refresh`]). The mount uses `fuser`'s
+//! pure-Rust mount (no libfuse); `fusermount3` unmounts when run without privileges.
+
+pub mod catalog;
+pub mod csv;
+pub mod error;
+pub mod fs;
+mod locks;
+pub mod meta;
+pub mod mounts;
+pub mod plan;
+pub mod refresh;
+pub mod source;
+pub mod spill;
+pub mod tree;
+pub mod view;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use fuser::{Config, MountOption, Session, SessionACL};
+
+pub use error::{FuseError, Result};
+pub use fs::IcefloeFs;
+
+/// Default size of the rendered-chunk cache: 256 MiB.
+pub const DEFAULT_CACHE_BYTES: u64 = 256 << 20;
+/// Default interval between metadata polls.
+pub const DEFAULT_REFRESH: Duration = Duration::from_secs(5);
+
+/// What to mount where, and how.
+#[derive(Debug, Clone)]
+pub struct MountOptions {
+    /// A table (directory with `metadata/`, metadata file or URL) or a warehouse directory.
+    pub source: String,
+    /// An existing empty directory.
+    pub mountpoint: PathBuf,
+    /// Memory for caching: three quarters for rendered CSV chunks, a quarter for the core's
+    /// metadata, manifest and delete caches.
+    pub cache_bytes: u64,
+    /// How often table metadata is re-read.
+    pub refresh: Duration,
+    /// Let other users read the mount (needs `user_allow_other` in /etc/fuse.conf when not
+    /// root).
+    pub allow_other: bool,
+    /// Where Parquet views are spilled (default: the system temporary directory).
+    pub spill_dir: Option<PathBuf>,
+}
+
+impl MountOptions {
+    /// Options with the defaults for `source` on `mountpoint`.
+    pub fn new(source: impl Into<String>, mountpoint: impl Into<PathBuf>) -> MountOptions {
+        MountOptions {
+            source: source.into(),
+            mountpoint: mountpoint.into(),
+            cache_bytes: DEFAULT_CACHE_BYTES,
+            refresh: DEFAULT_REFRESH,
+            allow_other: false,
+            spill_dir: None,
+        }
+    }
+}
+
+/// Mounts and serves until unmounted: by `fusermount3 -u`, `umount`, or SIGINT/SIGTERM (then
+/// the mount is unmounted cleanly). `on_mounted` runs once the mount is ready. Spill files are
+/// deleted before returning.
+///
+/// Errors: the source is not a table or warehouse, a table's metadata is unreadable, the
+/// mount point is missing or `/dev/fuse` cannot be used.
+pub fn mount(opts: &MountOptions, on_mounted: impl FnOnce()) -> Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(4)
+        .thread_name("icefloe-fuse")
+        .enable_all()
+        .build()
+        .map_err(|e| FuseError::io("cannot start the tokio runtime", e))?;
+    icefloe_core::cache::Caches::init_global((opts.cache_bytes / 4).max(16 << 20));
+    let catalog = Arc::new(rt.block_on(catalog::Catalog::open(&opts.source))?);
+    let fs = IcefloeFs::new(
+        catalog.clone(),
+        rt.handle().clone(),
+        opts.cache_bytes - opts.cache_bytes / 4,
+        opts.spill_dir.as_deref(),
+    )?;
+    let mut config = Config::default();
+    config.mount_options = vec![
+        MountOption::RO,
+        MountOption::FSName(format!("icefloe:{}", opts.source)),
+        MountOption::Subtype("icefloe".into()),
+        MountOption::NoDev,
+        MountOption::NoSuid,
+        MountOption::NoAtime,
+        MountOption::DefaultPermissions,
+    ];
+    if opts.allow_other {
+        config.acl = SessionACL::All;
+    }
+    config.n_threads = Some(2);
+    let mut session = Session::new(fs, &opts.mountpoint, &config)
+        .map_err(|e| FuseError::io(format!("cannot mount on {}", opts.mountpoint.display()), e))?;
+    let mut unmounter = session.unmount_callable();
+    let mountpoint = opts.mountpoint.clone();
+    rt.spawn(refresh::poll(catalog, opts.refresh));
+    rt.spawn(async move {
+        mounts::wait_for_stop_signal().await;
+        tracing::info!("unmounting {}", mountpoint.display());
+        let result = tokio::task::spawn_blocking(move || unmounter.unmount()).await;
+        if !matches!(result, Ok(Ok(()))) {
+            // Busy (a file is open): detach lazily so the session ends now.
+            tracing::warn!("{} is busy; detaching it", mountpoint.display());
+            if let Err(e) = mounts::unmount(&mountpoint, true) {
+                tracing::error!("{e}");
+            }
+        }
+    });
+    tracing::info!("mounted {} on {}", opts.source, opts.mountpoint.display());
+    on_mounted();
+    let result = session
+        .run()
+        .map_err(|e| FuseError::io(format!("serving {}", opts.mountpoint.display()), e));
+    rt.shutdown_timeout(Duration::from_secs(2));
+    result
+}

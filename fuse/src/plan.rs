@@ -1,0 +1,105 @@
+//! A planned snapshot: the core's scan of one snapshot, its data file tasks, and the names the
+//! per-file views get under `files/`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use icefloe_core::spec::Snapshot;
+use icefloe_core::{FileScanTask, Scan, SnapshotSelector, Table};
+use tokio::sync::OnceCell;
+
+use crate::csv::CsvRenderer;
+use crate::error::Result;
+use crate::view::FileLayout;
+
+/// One snapshot, planned once and shared by every view of it. Snapshots are immutable, so a
+/// plan never changes; an open file keeps its plan even after the snapshot is expired.
+pub struct SnapshotPlan {
+    /// Which mounted table (index in the catalog).
+    pub table_id: usize,
+    /// The snapshot.
+    pub snapshot: Snapshot,
+    /// The core's scan of the snapshot, with `_row_id` and `_last_updated_sequence_number`.
+    pub scan: Scan,
+    /// One task per live data file, in the core's order (the order of `data.csv`).
+    pub tasks: Vec<FileScanTask>,
+    /// The stem of each task's view under `files/` (unique within the snapshot).
+    pub file_names: Vec<String>,
+    /// The CSV encoding of the scan's schema.
+    pub csv: CsvRenderer,
+    /// The CSV layout of each task, computed on first use.
+    pub(crate) layouts: Vec<OnceCell<Arc<FileLayout>>>,
+}
+
+impl SnapshotPlan {
+    /// Plans `snapshot_id` of `table` through the core.
+    pub async fn new(table_id: usize, table: &Table, snapshot_id: i64) -> Result<SnapshotPlan> {
+        let scan = Scan::builder()
+            .snapshot(SnapshotSelector::Id(snapshot_id))
+            .lineage(true)
+            .build(table)?;
+        let tasks = scan.plan_files().await?;
+        let snapshot = scan.snapshot().cloned().ok_or_else(|| {
+            icefloe_core::Error::SnapshotNotFound(format!("snapshot {snapshot_id} not found"))
+        })?;
+        let file_names = view_names(tasks.iter().map(|t| t.data_file.file_path.as_str()));
+        let layouts = tasks.iter().map(|_| OnceCell::new()).collect();
+        let csv = CsvRenderer::new(&scan.schema());
+        Ok(SnapshotPlan {
+            csv,
+            table_id,
+            snapshot,
+            scan,
+            tasks,
+            file_names,
+            layouts,
+        })
+    }
+
+    /// The task whose view stem is `name`.
+    pub fn task_named(&self, name: &str) -> Option<usize> {
+        self.file_names.iter().position(|n| n == name)
+    }
+}
+
+/// View stems for data file paths: the file name without its extension; a stem already taken
+/// gets `~2`, `~3`… so that every data file has its own name.
+pub fn view_names<'a>(paths: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    paths
+        .map(|p| {
+            let base = p.rsplit('/').next().unwrap_or(p);
+            let stem = base
+                .rsplit_once('.')
+                .map(|(s, _)| s)
+                .filter(|s| !s.is_empty())
+                .unwrap_or(base);
+            let n = seen.entry(stem.to_string()).or_insert(0);
+            *n += 1;
+            if *n == 1 {
+                stem.to_string()
+            } else {
+                format!("{stem}~{n}")
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_stems_and_unique() {
+        let names = view_names(
+            [
+                "/w/t/data/a=1/00000-1-x.parquet",
+                "/w/t/data/a=2/00000-1-x.parquet",
+                "/w/t/data/b.parquet",
+                "c",
+            ]
+            .into_iter(),
+        );
+        assert_eq!(names, ["00000-1-x", "00000-1-x~2", "b", "c"]);
+    }
+}

@@ -1,0 +1,145 @@
+//! Parquet views, rendered once to spill files on local disk.
+//!
+//! A Parquet file cannot be produced from an arbitrary offset (its footer depends on every row
+//! group before it), so `data.parquet` and `files/<f>.parquet` are written in full, streaming,
+//! to a file in the mount's spill directory the first time their size or bytes are asked for;
+//! reads are then served from that file. Memory stays bounded (the writer holds one row group);
+//! the spill directory is deleted when the file system is dropped at unmount.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::BufWriter;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use futures::StreamExt;
+use icefloe_core::encode::parquet::ParquetWriter;
+use tokio::sync::OnceCell;
+
+use crate::error::{FuseError, Result};
+use crate::locks::lock;
+use crate::plan::SnapshotPlan;
+use crate::tree::{Scope, ViewKey};
+
+/// A rendered Parquet view.
+pub struct SpillFile {
+    file: File,
+    len: u64,
+    path: PathBuf,
+}
+
+impl SpillFile {
+    /// The exact size in bytes.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether the file is empty (never, for a valid Parquet file).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Reads up to `size` bytes at `offset`.
+    pub fn read_at(&self, offset: u64, size: u32) -> Result<Vec<u8>> {
+        let end = self.len.min(offset.saturating_add(u64::from(size)));
+        if offset >= end {
+            return Ok(Vec::new());
+        }
+        let mut buf = vec![0; (end - offset) as usize];
+        self.file.read_exact_at(&mut buf, offset).map_err(|e| {
+            FuseError::io(format!("cannot read spill file {}", self.path.display()), e)
+        })?;
+        Ok(buf)
+    }
+}
+
+/// The spill directory and the Parquet views rendered into it.
+pub struct SpillStore {
+    dir: tempfile::TempDir,
+    files: Mutex<HashMap<ViewKey, Arc<OnceCell<Arc<SpillFile>>>>>,
+}
+
+impl SpillStore {
+    /// A fresh spill directory inside `parent` (default: the system temporary directory).
+    pub fn new(parent: Option<&Path>) -> Result<SpillStore> {
+        let mut b = tempfile::Builder::new();
+        b.prefix("icefloe-spill-");
+        let dir = match parent {
+            Some(p) => b.tempdir_in(p),
+            None => b.tempdir(),
+        }
+        .map_err(|e| FuseError::io("cannot create the spill directory", e))?;
+        Ok(SpillStore {
+            dir,
+            files: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Where spill files go.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Deletes every spill file (at unmount; the directory itself goes when the store is
+    /// dropped). Files still open stay readable until closed.
+    pub fn clear(&self) {
+        let files: Vec<_> = lock(&self.files).drain().collect();
+        for (_, cell) in files {
+            if let Some(f) = cell.get() {
+                if let Err(e) = std::fs::remove_file(&f.path) {
+                    tracing::warn!("cannot delete spill file {}: {e}", f.path.display());
+                }
+            }
+        }
+    }
+
+    /// The Parquet view `key` of `plan`, rendered on first use (concurrent callers wait for the
+    /// same rendering; a failed one is retried by the next caller).
+    pub async fn get(&self, key: &ViewKey, plan: &Arc<SnapshotPlan>) -> Result<Arc<SpillFile>> {
+        let cell = lock(&self.files).entry(key.clone()).or_default().clone();
+        let file = cell.get_or_try_init(|| self.render(key, plan)).await?;
+        Ok(file.clone())
+    }
+
+    async fn render(&self, key: &ViewKey, plan: &Arc<SnapshotPlan>) -> Result<Arc<SpillFile>> {
+        let scope = match key.scope {
+            Scope::All => "all".to_string(),
+            Scope::File(t) => format!("file{t}"),
+        };
+        let path = self
+            .dir
+            .path()
+            .join(format!("t{}-s{}-{scope}.parquet", key.table, key.snapshot));
+        let result = write_parquet(&path, key, plan).await;
+        if result.is_err() {
+            let _ = std::fs::remove_file(&path);
+        }
+        let file = result?;
+        let len = file
+            .metadata()
+            .map_err(|e| FuseError::io(format!("cannot stat {}", path.display()), e))?
+            .len();
+        Ok(Arc::new(SpillFile { file, len, path }))
+    }
+}
+
+/// Streams the view's rows into a Parquet file at `path`; returns it open for reading.
+async fn write_parquet(path: &Path, key: &ViewKey, plan: &Arc<SnapshotPlan>) -> Result<File> {
+    let io = |e| FuseError::io(format!("cannot write spill file {}", path.display()), e);
+    let file = File::options()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(io)?;
+    let mut w = ParquetWriter::new(BufWriter::with_capacity(1 << 20, file), &plan.scan.schema())?;
+    let mut stream = match key.scope {
+        Scope::All => plan.scan.read_tasks(plan.tasks.clone()),
+        Scope::File(t) => plan.scan.read_task(plan.tasks[t].clone()),
+    };
+    while let Some(batch) = stream.next().await {
+        w.write_batch(&batch?)?;
+    }
+    w.finish()?.into_inner().map_err(|e| io(e.into_error()))
+}

@@ -1,0 +1,326 @@
+//! The tree of the mount: what each node is, its inode number, and the names in each
+//! directory.
+//!
+//! ```text
+//! <root>/                         a table, or a warehouse: <namespace>/<table>/ below
+//!   current -> snapshots/<id>
+//!   refs/<name> -> ../snapshots/<id>
+//!   snapshots/<id>/{data.csv, data.parquet, snapshot.json, files/<data-file>.{csv,parquet}}
+//!   snapshots.csv
+//! ```
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::RwLock;
+
+use crate::catalog::Catalog;
+use crate::error::Result;
+use crate::locks::{read, write};
+
+/// The file `data.csv` / `data.parquet` of a snapshot.
+pub const DATA: &str = "data";
+/// The directory of per-file views in a snapshot.
+pub const FILES: &str = "files";
+/// The snapshot description in a snapshot directory.
+pub const SNAPSHOT_JSON: &str = "snapshot.json";
+/// The snapshot list of a table.
+pub const SNAPSHOTS_CSV: &str = "snapshots.csv";
+
+/// Which rows a view holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Scope {
+    /// Every live row of the snapshot (`data.*`).
+    All,
+    /// The live rows of one data file (`files/*`), by task index in the snapshot's plan.
+    File(usize),
+}
+
+/// How a view is encoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    Csv,
+    Parquet,
+}
+
+impl Format {
+    /// The file name extension.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Csv => "csv",
+            Format::Parquet => "parquet",
+        }
+    }
+}
+
+/// A view of a snapshot's rows: a table, a snapshot, a scope and a format.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ViewKey {
+    pub table: usize,
+    pub snapshot: i64,
+    pub scope: Scope,
+    pub format: Format,
+}
+
+/// A node of the tree. Tables are catalog ids.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Node {
+    /// The root of a warehouse mount.
+    Warehouse,
+    /// A namespace directory of a warehouse.
+    Namespace(String),
+    /// A table's directory (the root of a single-table mount).
+    Table(usize),
+    /// `current`, a symlink to the current snapshot of `main`.
+    Current(usize),
+    /// `refs/`.
+    RefsDir(usize),
+    /// `refs/<name>`, a symlink.
+    Ref(usize, String),
+    /// `snapshots/`.
+    SnapshotsDir(usize),
+    /// `snapshots.csv`.
+    SnapshotsCsv(usize),
+    /// `snapshots/<id>/`.
+    Snapshot(usize, i64),
+    /// `snapshots/<id>/snapshot.json`.
+    SnapshotJson(usize, i64),
+    /// `snapshots/<id>/files/`.
+    FilesDir(usize, i64),
+    /// A CSV or Parquet view.
+    View(ViewKey),
+}
+
+/// The kind of file a node is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Dir,
+    File,
+    Symlink,
+}
+
+impl Node {
+    /// Directory, regular file or symlink.
+    pub fn kind(&self) -> Kind {
+        match self {
+            Node::Current(_) | Node::Ref(..) => Kind::Symlink,
+            Node::SnapshotsCsv(_) | Node::SnapshotJson(..) | Node::View(_) => Kind::File,
+            _ => Kind::Dir,
+        }
+    }
+
+    /// The table the node belongs to, if any.
+    pub fn table(&self) -> Option<usize> {
+        match self {
+            Node::Warehouse | Node::Namespace(_) => None,
+            Node::Table(t)
+            | Node::Current(t)
+            | Node::RefsDir(t)
+            | Node::Ref(t, _)
+            | Node::SnapshotsDir(t)
+            | Node::SnapshotsCsv(t)
+            | Node::Snapshot(t, _)
+            | Node::SnapshotJson(t, _)
+            | Node::FilesDir(t, _) => Some(*t),
+            Node::View(v) => Some(v.table),
+        }
+    }
+
+    /// The snapshot the node belongs to, if any: everything under `snapshots/<id>/`, which
+    /// never changes.
+    pub fn snapshot(&self) -> Option<i64> {
+        match self {
+            Node::Snapshot(_, s) | Node::SnapshotJson(_, s) | Node::FilesDir(_, s) => Some(*s),
+            Node::View(v) => Some(v.snapshot),
+            _ => None,
+        }
+    }
+}
+
+/// Inode numbers: handed out on first sight of a node, stable for the life of the mount.
+pub struct Inodes {
+    map: RwLock<InodeMap>,
+}
+
+struct InodeMap {
+    by_node: HashMap<Node, u64>,
+    nodes: Vec<Node>,
+}
+
+impl Inodes {
+    /// Inodes with `root` as inode 1.
+    pub fn new(root: Node) -> Inodes {
+        Inodes {
+            map: RwLock::new(InodeMap {
+                by_node: HashMap::from([(root.clone(), 1)]),
+                nodes: vec![root],
+            }),
+        }
+    }
+
+    /// The inode of `node`, allocated if new.
+    pub fn ino(&self, node: &Node) -> u64 {
+        if let Some(&ino) = read(&self.map).by_node.get(node) {
+            return ino;
+        }
+        let mut map = write(&self.map);
+        if let Some(&ino) = map.by_node.get(node) {
+            return ino;
+        }
+        map.nodes.push(node.clone());
+        let ino = map.nodes.len() as u64;
+        map.by_node.insert(node.clone(), ino);
+        ino
+    }
+
+    /// The node of inode `ino`.
+    pub fn node(&self, ino: u64) -> Option<Node> {
+        let i = usize::try_from(ino.checked_sub(1)?).ok()?;
+        read(&self.map).nodes.get(i).cloned()
+    }
+}
+
+/// A ref name as a file name: `/` (allowed in branch names) becomes `%2F`, `%` becomes `%25`.
+pub fn ref_file_name(name: &str) -> String {
+    name.replace('%', "%25").replace('/', "%2F")
+}
+
+/// The entries of directory `dir`, in listing order. Listing reads metadata only (and, for
+/// `files/`, the snapshot's manifests): never a data file. `Ok(None)` if `dir` is gone (a
+/// table or snapshot no longer there) or not a directory.
+pub async fn children(catalog: &Catalog, dir: &Node) -> Result<Option<Vec<(String, Node)>>> {
+    let entries = match dir {
+        Node::Warehouse => {
+            let namespaces: BTreeSet<String> = catalog
+                .tables()
+                .iter()
+                .filter_map(|t| t.path.first().cloned())
+                .collect();
+            namespaces
+                .into_iter()
+                .map(|ns| (ns.clone(), Node::Namespace(ns)))
+                .collect()
+        }
+        Node::Namespace(ns) => catalog
+            .tables()
+            .iter()
+            .filter(|t| t.path.first() == Some(ns) && t.path.len() == 2)
+            .map(|t| (t.path[1].clone(), Node::Table(t.id)))
+            .collect(),
+        Node::Table(t) => {
+            let Some(table) = catalog.table(*t) else {
+                return Ok(None);
+            };
+            let mut v = Vec::new();
+            if table.table().metadata().current_snapshot().is_some() {
+                v.push(("current".to_string(), Node::Current(*t)));
+            }
+            v.push(("refs".to_string(), Node::RefsDir(*t)));
+            v.push(("snapshots".to_string(), Node::SnapshotsDir(*t)));
+            v.push((SNAPSHOTS_CSV.to_string(), Node::SnapshotsCsv(*t)));
+            v
+        }
+        Node::RefsDir(t) => {
+            let Some(table) = catalog.table(*t) else {
+                return Ok(None);
+            };
+            let table = table.table();
+            table
+                .metadata()
+                .refs
+                .keys()
+                .map(|name| (ref_file_name(name), Node::Ref(*t, name.clone())))
+                .collect()
+        }
+        Node::SnapshotsDir(t) => {
+            let Some(table) = catalog.table(*t) else {
+                return Ok(None);
+            };
+            let table = table.table();
+            let mut snaps: Vec<_> = table.metadata().snapshots.iter().collect();
+            snaps.sort_by_key(|s| (s.sequence_number, s.timestamp_ms));
+            snaps
+                .iter()
+                .map(|s| (s.snapshot_id.to_string(), Node::Snapshot(*t, s.snapshot_id)))
+                .collect()
+        }
+        Node::Snapshot(t, s) => {
+            let view = |format: Format| {
+                (
+                    format!("{DATA}.{}", format.extension()),
+                    Node::View(ViewKey {
+                        table: *t,
+                        snapshot: *s,
+                        scope: Scope::All,
+                        format,
+                    }),
+                )
+            };
+            vec![
+                view(Format::Csv),
+                view(Format::Parquet),
+                (FILES.to_string(), Node::FilesDir(*t, *s)),
+                (SNAPSHOT_JSON.to_string(), Node::SnapshotJson(*t, *s)),
+            ]
+        }
+        Node::FilesDir(t, s) => {
+            let Some(table) = catalog.table(*t) else {
+                return Ok(None);
+            };
+            let plan = table.plan(*s).await?;
+            let mut v = Vec::with_capacity(2 * plan.file_names.len());
+            for (i, stem) in plan.file_names.iter().enumerate() {
+                for format in [Format::Csv, Format::Parquet] {
+                    let key = ViewKey {
+                        table: *t,
+                        snapshot: *s,
+                        scope: Scope::File(i),
+                        format,
+                    };
+                    v.push((format!("{stem}.{}", format.extension()), Node::View(key)));
+                }
+            }
+            v
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some(entries))
+}
+
+/// Whether a node still exists in the latest metadata. Nodes below a snapshot exist while
+/// the snapshot does; a snapshot no longer in the metadata is gone for new lookups (files
+/// already open keep reading it).
+pub fn exists(catalog: &Catalog, node: &Node) -> bool {
+    let table = |t: usize| catalog.table(t).map(|t| t.table());
+    match node {
+        Node::Warehouse | Node::Namespace(_) => true,
+        Node::Current(t) => table(*t).is_some_and(|t| t.metadata().current_snapshot().is_some()),
+        Node::Ref(t, name) => table(*t).is_some_and(|t| t.metadata().refs.contains_key(name)),
+        n => match (n.table(), n.snapshot()) {
+            (Some(t), Some(s)) => table(t).is_some_and(|t| t.metadata().snapshot(s).is_some()),
+            (Some(t), None) => table(t).is_some(),
+            _ => false,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inodes_are_stable() {
+        let inodes = Inodes::new(Node::Table(0));
+        assert_eq!(inodes.ino(&Node::Table(0)), 1);
+        let a = inodes.ino(&Node::Snapshot(0, 42));
+        let b = inodes.ino(&Node::SnapshotsDir(0));
+        assert_eq!((a, b), (2, 3));
+        assert_eq!(inodes.ino(&Node::Snapshot(0, 42)), 2);
+        assert_eq!(inodes.node(2), Some(Node::Snapshot(0, 42)));
+        assert_eq!(inodes.node(0), None);
+        assert_eq!(inodes.node(4), None);
+    }
+
+    #[test]
+    fn ref_names_with_slashes() {
+        assert_eq!(ref_file_name("feature/x%1"), "feature%2Fx%251");
+    }
+}

@@ -1,0 +1,447 @@
+//! CSV views rendered in chunks with a sparse offset index.
+//!
+//! A view (`data.csv`, or `files/<f>.csv`) is the header followed by the rows of some data files
+//! of a snapshot. Its chunks are the Arrow batches the core yields for each file: a first,
+//! counting pass encodes every batch once to learn its length (the [`FileLayout`] of each file,
+//! shared by `data.csv` and the per-file view), which gives the exact file size and the byte
+//! offset of every chunk. A read at offset X then renders only the chunks covering X. Rendered
+//! chunks live in a cache bounded by weight; a chunk that is not cached is rendered through the
+//! open file's [`Cursor`], which keeps the file's batch stream positioned after the last chunk
+//! it produced, so a sequential reader decodes each data file once.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use arrow::record_batch::RecordBatch;
+use bytes::Bytes;
+use futures::stream::BoxStream;
+use futures::StreamExt;
+use moka::future::Cache;
+
+use crate::error::{FuseError, Result};
+use crate::locks::lock;
+use crate::plan::SnapshotPlan;
+use crate::tree::{Scope, ViewKey};
+
+/// How many data files the counting pass reads at once.
+const COUNT_CONCURRENCY: usize = 2;
+
+/// A rendered chunk: one batch of one data file of one snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ChunkKey {
+    pub table: usize,
+    pub snapshot: i64,
+    pub task: usize,
+    pub batch: usize,
+}
+
+/// Rendered chunks, bounded by their total size in bytes.
+pub type ChunkCache = Cache<ChunkKey, Bytes>;
+
+/// A chunk cache holding at most `bytes`. Least-recently-used eviction: views are mostly read
+/// sequentially, and a just-rendered chunk must be admitted even when the cache is full.
+pub fn chunk_cache(bytes: u64) -> ChunkCache {
+    Cache::builder()
+        .max_capacity(bytes)
+        .eviction_policy(moka::policy::EvictionPolicy::lru())
+        .weigher(|_, v: &Bytes| u32::try_from(v.len()).unwrap_or(u32::MAX))
+        .build()
+}
+
+/// The CSV length of each batch the core yields for one data file (zero for a batch whose rows
+/// are all deleted).
+#[derive(Debug)]
+pub struct FileLayout {
+    pub batch_lens: Vec<u64>,
+}
+
+/// Where one chunk sits in a view.
+#[derive(Debug, Clone, Copy)]
+struct Chunk {
+    offset: u64,
+    len: u64,
+    task: usize,
+    batch: usize,
+}
+
+/// A positioned batch stream over one data file, owned by an open file.
+pub struct Cursor {
+    task: usize,
+    next: usize,
+    stream: BoxStream<'static, icefloe_core::Result<RecordBatch>>,
+}
+
+/// How many rendered chunks an open file keeps for itself (the one being read and the one
+/// prefetched), whatever the shared cache evicts.
+const RECENT_CHUNKS: usize = 2;
+
+/// The read state of one open file: its cursor and the chunks it rendered last. The chunks
+/// are behind their own lock, so a read of a chunk already rendered never waits for the
+/// cursor (busy prefetching the next one).
+#[derive(Default)]
+pub struct ReadState {
+    cursor: tokio::sync::Mutex<Option<Cursor>>,
+    recent: Mutex<std::collections::VecDeque<(ChunkKey, Bytes)>>,
+}
+
+impl ReadState {
+    fn recent(&self, key: &ChunkKey) -> Option<Bytes> {
+        lock(&self.recent)
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, b)| b.clone())
+    }
+
+    fn remember(&self, key: ChunkKey, bytes: Bytes) {
+        let mut recent = lock(&self.recent);
+        if recent.len() == RECENT_CHUNKS {
+            recent.pop_front();
+        }
+        recent.push_back((key, bytes));
+    }
+}
+
+/// The read state of an open file, shared with its background prefetch.
+pub type CursorSlot = Arc<ReadState>;
+
+/// One CSV view with its offset index.
+pub struct CsvView {
+    name: String,
+    plan: Arc<SnapshotPlan>,
+    chunks: Vec<Chunk>,
+    size: u64,
+    cache: ChunkCache,
+}
+
+impl CsvView {
+    /// The exact size in bytes.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// Reads `size` bytes at `offset` (fewer at the end of the view), rendering the chunks not in
+    /// the cache through `cursor`. Afterwards the next chunk is rendered in the background, so a
+    /// sequential reader finds it ready.
+    pub async fn read(
+        self: &Arc<Self>,
+        offset: u64,
+        size: u32,
+        cursor: &CursorSlot,
+    ) -> Result<Vec<u8>> {
+        let end = self.size.min(offset.saturating_add(u64::from(size)));
+        if offset >= end {
+            return Ok(Vec::new());
+        }
+        let mut out = Vec::with_capacity((end - offset) as usize);
+        let header = self.plan.csv.header();
+        let hlen = header.len() as u64;
+        if offset < hlen {
+            out.extend_from_slice(&header[offset as usize..hlen.min(end) as usize]);
+        }
+        let mut pos = offset.max(hlen);
+        let mut i = self.chunks.partition_point(|c| c.offset + c.len <= pos);
+        while pos < end && i < self.chunks.len() {
+            let c = self.chunks[i];
+            let bytes = self.chunk(c, cursor).await?;
+            let from = (pos - c.offset) as usize;
+            let to = ((end - c.offset) as usize).min(bytes.len());
+            out.extend_from_slice(&bytes[from..to]);
+            pos = c.offset + to as u64;
+            i += 1;
+        }
+        if let Some(&next) = self.chunks.get(i) {
+            let key = self.key(next);
+            if cursor.recent(&key).is_none() && !self.cache.contains_key(&key) {
+                let (view, cursor) = (self.clone(), cursor.clone());
+                tokio::spawn(async move {
+                    if let Err(e) = view.chunk(next, &cursor).await {
+                        tracing::debug!("prefetch of {} failed: {e}", view.name);
+                    }
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    fn key(&self, c: Chunk) -> ChunkKey {
+        ChunkKey {
+            table: self.plan.table_id,
+            snapshot: self.plan.snapshot.snapshot_id,
+            task: c.task,
+            batch: c.batch,
+        }
+    }
+
+    /// The bytes of chunk `c`, from the cache or rendered through the cursor.
+    async fn chunk(&self, c: Chunk, cursor: &CursorSlot) -> Result<Bytes> {
+        let key = self.key(c);
+        if let Some(b) = cursor.recent(&key) {
+            return Ok(b);
+        }
+        if let Some(b) = self.cache.get(&key).await {
+            return Ok(b);
+        }
+        let mut slot = cursor.cursor.lock().await;
+        // Rendered for this file (or by another read) while we waited?
+        if let Some(b) = cursor.recent(&key) {
+            return Ok(b);
+        }
+        if let Some(b) = self.cache.get(&key).await {
+            return Ok(b);
+        }
+        let mut cur = match slot.take() {
+            Some(cur) if cur.task == c.task && cur.next <= c.batch => cur,
+            _ => Cursor {
+                task: c.task,
+                next: 0,
+                stream: self.plan.scan.read_task(self.plan.tasks[c.task].clone()),
+            },
+        };
+        let ended = || FuseError::Inconsistent {
+            view: self.name.clone(),
+            reason: format!(
+                "data file {} has fewer batches than when counted",
+                self.plan.tasks[c.task].data_file.file_path
+            ),
+        };
+        while cur.next < c.batch {
+            cur.stream.next().await.ok_or_else(ended)??;
+            cur.next += 1;
+        }
+        let batch = cur.stream.next().await.ok_or_else(ended)??;
+        cur.next += 1;
+        let bytes = self.plan.csv.rows(&batch)?;
+        if bytes.len() as u64 != c.len {
+            return Err(FuseError::Inconsistent {
+                view: self.name.clone(),
+                reason: format!(
+                    "batch {} of task {} is {} bytes, counted {}",
+                    c.batch,
+                    c.task,
+                    bytes.len(),
+                    c.len
+                ),
+            });
+        }
+        self.cache.insert(key, bytes.clone()).await;
+        cursor.remember(key, bytes.clone());
+        *slot = Some(cur);
+        Ok(bytes)
+    }
+}
+
+/// The CSV views of the mount, each built once.
+pub struct CsvViews {
+    cache: ChunkCache,
+    views: Mutex<HashMap<ViewKey, Arc<tokio::sync::OnceCell<Arc<CsvView>>>>>,
+}
+
+impl CsvViews {
+    /// Views sharing a chunk cache of at most `cache_bytes`.
+    pub fn new(cache_bytes: u64) -> CsvViews {
+        CsvViews {
+            cache: chunk_cache(cache_bytes),
+            views: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The view `key` of `plan`, built by a counting pass on first use. `name` is used in logs.
+    pub async fn get(
+        &self,
+        key: &ViewKey,
+        plan: &Arc<SnapshotPlan>,
+        name: &str,
+    ) -> Result<Arc<CsvView>> {
+        let cell = lock(&self.views).entry(key.clone()).or_default().clone();
+        let view = cell
+            .get_or_try_init(|| async {
+                let tasks: Vec<usize> = match key.scope {
+                    Scope::All => (0..plan.tasks.len()).collect(),
+                    Scope::File(t) => vec![t],
+                };
+                self.build(name, plan, &tasks).await.map(Arc::new)
+            })
+            .await?;
+        Ok(view.clone())
+    }
+
+    async fn build(
+        &self,
+        name: &str,
+        plan: &Arc<SnapshotPlan>,
+        tasks: &[usize],
+    ) -> Result<CsvView> {
+        // One task per data file, at most COUNT_CONCURRENCY counting at once.
+        let permits = Arc::new(tokio::sync::Semaphore::new(COUNT_CONCURRENCY));
+        let handles: Vec<_> = tasks
+            .iter()
+            .map(|&t| {
+                let (plan, cache, permits) = (plan.clone(), self.cache.clone(), permits.clone());
+                tokio::spawn(async move {
+                    let _permit = permits.acquire_owned().await;
+                    layout(&plan, t, &cache).await
+                })
+            })
+            .collect();
+        let mut layouts = Vec::with_capacity(handles.len());
+        for h in handles {
+            layouts.push(h.await??);
+        }
+        let mut offset = plan.csv.header().len() as u64;
+        let mut chunks = Vec::new();
+        for (&task, layout) in tasks.iter().zip(&layouts) {
+            for (batch, &len) in layout.batch_lens.iter().enumerate() {
+                if len > 0 {
+                    chunks.push(Chunk {
+                        offset,
+                        len,
+                        task,
+                        batch,
+                    });
+                    offset += len;
+                }
+            }
+        }
+        tracing::debug!("{name}: {offset} bytes in {} chunks", chunks.len());
+        Ok(CsvView {
+            name: name.to_string(),
+            plan: plan.clone(),
+            chunks,
+            size: offset,
+            cache: self.cache.clone(),
+        })
+    }
+}
+
+/// The layout of one data file, counted once per plan: every batch is encoded (and cached, as
+/// the first read will want it) to learn its length.
+async fn layout(
+    plan: &Arc<SnapshotPlan>,
+    task: usize,
+    cache: &ChunkCache,
+) -> Result<Arc<FileLayout>> {
+    let layout = plan.layouts[task]
+        .get_or_try_init(|| async {
+            let mut stream = plan.scan.read_task(plan.tasks[task].clone());
+            let mut batch_lens = Vec::new();
+            while let Some(batch) = stream.next().await {
+                let bytes = plan.csv.rows(&batch?)?;
+                if !bytes.is_empty() {
+                    let key = ChunkKey {
+                        table: plan.table_id,
+                        snapshot: plan.snapshot.snapshot_id,
+                        task,
+                        batch: batch_lens.len(),
+                    };
+                    batch_lens.push(bytes.len() as u64);
+                    cache.insert(key, bytes).await;
+                } else {
+                    batch_lens.push(0);
+                }
+            }
+            Ok::<_, FuseError>(Arc::new(FileLayout { batch_lens }))
+        })
+        .await?;
+    Ok(layout.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tree::Format;
+    use icefloe_core::Table;
+
+    const LARGE: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/warehouse/db/v3_dv_large"
+    );
+
+    /// The whole view, rendered in one go through the core's encoder.
+    async fn whole(plan: &SnapshotPlan) -> Vec<u8> {
+        let mut out = plan.csv.header().to_vec();
+        let mut stream = plan.scan.read_tasks(plan.tasks.clone());
+        while let Some(b) = stream.next().await {
+            icefloe_core::encode::csv::encode_batch(&b.expect("batch"), &mut out).expect("encode");
+        }
+        out
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn reads_at_any_offset_match_the_whole_view() {
+        let table = Table::open(LARGE).await.expect("open");
+        let id = table.metadata().current_snapshot_id.expect("current");
+        let plan = Arc::new(SnapshotPlan::new(0, &table, id).await.expect("plan"));
+        let want = whole(&plan).await;
+        // A cache far smaller than the view: most chunks are rendered again through cursors.
+        let views = CsvViews::new(64 << 10);
+        let key = ViewKey {
+            table: 0,
+            snapshot: id,
+            scope: Scope::All,
+            format: Format::Csv,
+        };
+        let view = views.get(&key, &plan, "test").await.expect("view");
+        assert_eq!(view.size(), want.len() as u64);
+        assert!(
+            view.chunks.len() >= 5,
+            "54,327 rows in batches of up to 8192: {} chunks",
+            view.chunks.len()
+        );
+        assert_eq!(view.chunks[0].offset, plan.csv.header().len() as u64);
+        // Sequential reads of 128 KiB, as the kernel issues them.
+        let cursor = CursorSlot::default();
+        let mut got = Vec::new();
+        loop {
+            let b = view
+                .read(got.len() as u64, 128 << 10, &cursor)
+                .await
+                .expect("read");
+            if b.is_empty() {
+                break;
+            }
+            got.extend(b);
+        }
+        assert!(got == want, "sequential read differs");
+        // Backwards, odd sizes, straddling chunk boundaries, on a fresh cursor.
+        let cursor = CursorSlot::default();
+        let mut offset = want.len() as u64;
+        while offset > 0 {
+            offset = offset.saturating_sub(50_021);
+            let b = view.read(offset, 70_001, &cursor).await.expect("read");
+            let end = (offset as usize + 70_001).min(want.len());
+            assert!(b == want[offset as usize..end], "read at {offset}");
+        }
+        assert!(view
+            .read(want.len() as u64, 10, &cursor)
+            .await
+            .expect("eof")
+            .is_empty());
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_file_view_is_its_rows_after_the_header() {
+        let table = Table::open(LARGE).await.expect("open");
+        let id = table.metadata().current_snapshot_id.expect("current");
+        let plan = Arc::new(SnapshotPlan::new(0, &table, id).await.expect("plan"));
+        let views = CsvViews::new(16 << 20);
+        let mut rows = 0;
+        for t in 0..plan.tasks.len() {
+            let key = ViewKey {
+                table: 0,
+                snapshot: id,
+                scope: Scope::File(t),
+                format: Format::Csv,
+            };
+            let view = views.get(&key, &plan, "file").await.expect("view");
+            let bytes = view
+                .read(0, u32::MAX, &CursorSlot::default())
+                .await
+                .expect("read");
+            assert_eq!(bytes.len() as u64, view.size());
+            assert!(bytes.starts_with(plan.csv.header()));
+            rows += bytes.iter().filter(|b| **b == b'\n').count() - 1;
+        }
+        // 70,000 rows written, 15,673 deleted by the deletion vector.
+        assert_eq!(rows, 70_000 - 15_673);
+    }
+}

@@ -1,0 +1,757 @@
+//! `icefloe mount` end to end: the fixture tables mounted through FUSE by the real binary, read
+//! with ordinary tools and compared with the rows the writing engine reads back.
+//!
+//! These tests need `/dev/fuse` and `fusermount3` (Debian package `fuse3`); without them they
+//! fail, never pass silently.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use arrow::record_batch::RecordBatch;
+use icefloe_core::encode::jsonl::JsonLinesWriter;
+use icefloe_core::{Scan, Table};
+use icefloe_fuse::mounts::is_mounted;
+use icefloe_testkit::{all_snapshots, copy_table, csv_to_rows, diff_rows, fixtures_dir, parse_csv};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use serde_json::Value;
+
+const ICEFLOE: &str = env!("CARGO_BIN_EXE_icefloe");
+
+fn warehouse() -> PathBuf {
+    fixtures_dir().join("warehouse")
+}
+
+fn table_dir(name: &str) -> PathBuf {
+    warehouse().join("db").join(name)
+}
+
+/// A running `icefloe mount`, unmounted with `fusermount3 -u` when dropped (also when the
+/// test fails).
+struct Mount {
+    dir: tempfile::TempDir,
+    child: Child,
+    log: PathBuf,
+    _log_dir: tempfile::TempDir,
+}
+
+impl Mount {
+    /// Mounts `source` on a fresh directory and waits until the mount is there.
+    fn new(source: &Path, extra: &[&str]) -> Mount {
+        check_fuse_available();
+        let dir = tempfile::tempdir().expect("mount point");
+        let log_dir = tempfile::tempdir().expect("log dir");
+        let log = log_dir.path().join("mount.log");
+        let child = Command::new(ICEFLOE)
+            .arg("mount")
+            .arg(source)
+            .arg(dir.path())
+            .args(["--refresh", "1"])
+            .args(extra)
+            .env("ICEFLOE_LOG", "icefloe_fuse=info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(File::create(&log).expect("log file"))
+            .spawn()
+            .expect("start icefloe mount");
+        let mut m = Mount {
+            dir,
+            child,
+            log,
+            _log_dir: log_dir,
+        };
+        let start = Instant::now();
+        while !is_mounted(m.path()) {
+            if let Ok(Some(status)) = m.child.try_wait() {
+                panic!("icefloe mount exited with {status}:\n{}", m.log_text());
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "not mounted after 60 s:\n{}",
+                m.log_text()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        m
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        if is_mounted(self.path()) {
+            let ok = Command::new("fusermount3")
+                .arg("-u")
+                .arg(self.path())
+                .status()
+                .is_ok_and(|s| s.success());
+            if !ok {
+                let _ = Command::new("fusermount3")
+                    .arg("-uz")
+                    .arg(self.path())
+                    .status();
+            }
+        }
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(10) {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Fails loudly when FUSE cannot be used here.
+fn check_fuse_available() {
+    assert!(
+        Path::new("/dev/fuse").exists(),
+        "/dev/fuse is missing: FUSE tests cannot run on this machine (load the fuse module, or run the container with --device /dev/fuse)"
+    );
+    let fusermount = Command::new("fusermount3").arg("-V").output();
+    assert!(
+        fusermount.is_ok_and(|o| o.status.success()),
+        "fusermount3 not found: install the fuse3 package"
+    );
+}
+
+fn run(cmd: &mut Command) -> Output {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// `icefloe cat --format csv --lineage` of one snapshot.
+fn cat_csv(table: &Path, snapshot: i64) -> Vec<u8> {
+    run(Command::new(ICEFLOE).arg("cat").arg(table).args([
+        "--lineage",
+        "--format",
+        "csv",
+        "--snapshot",
+        &snapshot.to_string(),
+    ]))
+    .stdout
+}
+
+fn jsonl(batches: &[RecordBatch]) -> Vec<Value> {
+    let mut w = JsonLinesWriter::new(Vec::new());
+    for b in batches {
+        w.write_batch(b).expect("jsonl");
+    }
+    let out = String::from_utf8(w.finish().expect("jsonl")).expect("utf-8");
+    out.lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect()
+}
+
+fn parquet_rows(bytes: Vec<u8>) -> Vec<Value> {
+    let reader = ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(bytes))
+        .expect("a valid Parquet file")
+        .build()
+        .expect("reader");
+    let batches: Vec<RecordBatch> = reader.collect::<Result<_, _>>().expect("batches");
+    jsonl(&batches)
+}
+
+fn errno(r: std::io::Result<impl Sized>) -> Option<i32> {
+    r.err().and_then(|e| e.raw_os_error())
+}
+
+#[test]
+fn every_snapshot_of_the_warehouse_reads_as_the_engine_does() {
+    let m = Mount::new(&warehouse(), &[]);
+    let mut names: Vec<String> = std::fs::read_dir(m.path().join("db"))
+        .expect("ls db")
+        .map(|e| e.expect("entry").file_name().into_string().expect("utf-8"))
+        .collect();
+    names.sort();
+    assert!(
+        names.contains(&"v3_basic".to_string()) && names.len() >= 14,
+        "{names:?}"
+    );
+    let mut failures = Vec::new();
+    let snaps = all_snapshots();
+    for s in &snaps {
+        let dir = m
+            .path()
+            .join("db")
+            .join(&s.table)
+            .join("snapshots")
+            .join(s.snapshot_id.to_string());
+        let want = s.expected_rows();
+        // data.csv: header, then every live row.
+        let text = std::fs::read_to_string(dir.join("data.csv")).expect("read data.csv");
+        let meta = std::fs::metadata(dir.join("data.csv")).expect("stat");
+        assert_eq!(
+            meta.len(),
+            text.len() as u64,
+            "{}@{}: stat size",
+            s.table,
+            s.snapshot_id
+        );
+        let records = parse_csv(&text);
+        let header: Vec<&str> = records[0].iter().map(|(f, _)| f.as_str()).collect();
+        assert_eq!(header, s.expected_columns, "{}@{}", s.table, s.snapshot_id);
+        if let Some(d) = diff_rows(&csv_to_rows(&records, &want), &want) {
+            failures.push(format!("{}@{} data.csv: {d}", s.table, s.snapshot_id));
+        }
+        // data.parquet, read back with the parquet crate.
+        let bytes = std::fs::read(dir.join("data.parquet")).expect("read data.parquet");
+        assert_eq!(
+            std::fs::metadata(dir.join("data.parquet"))
+                .expect("stat")
+                .len(),
+            bytes.len() as u64
+        );
+        if let Some(d) = diff_rows(&parquet_rows(bytes), &want) {
+            failures.push(format!("{}@{} data.parquet: {d}", s.table, s.snapshot_id));
+        }
+        // mtime is the snapshot's time.
+        let json: Value = serde_json::from_slice(
+            &std::fs::read(dir.join("snapshot.json")).expect("snapshot.json"),
+        )
+        .expect("json");
+        assert_eq!(json["snapshot-id"], s.snapshot_id);
+        let ms = json["timestamp-ms"].as_i64().expect("timestamp-ms");
+        assert_eq!(
+            meta.mtime() * 1000 + meta.mtime_nsec() / 1_000_000,
+            ms,
+            "{}@{}",
+            s.table,
+            s.snapshot_id
+        );
+        // The per-file views hold the same rows as data.csv, split by data file.
+        let mut from_files: Vec<String> = Vec::new();
+        let mut files = 0;
+        for e in std::fs::read_dir(dir.join("files")).expect("ls files") {
+            let p = e.expect("entry").path();
+            if p.extension().is_some_and(|x| x == "csv") {
+                files += 1;
+                let t = std::fs::read_to_string(&p).expect("read file view");
+                let mut lines = t.lines();
+                assert_eq!(lines.next(), text.lines().next(), "{}: header", p.display());
+                from_files.extend(lines.map(str::to_string));
+            }
+        }
+        let mut all: Vec<String> = text.lines().skip(1).map(str::to_string).collect();
+        all.sort();
+        from_files.sort();
+        assert_eq!(
+            from_files, all,
+            "{}@{}: files/*.csv vs data.csv ({files} files)",
+            s.table, s.snapshot_id
+        );
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} snapshots differ:\n{}",
+        failures.len(),
+        snaps.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn table_root_has_current_refs_and_the_snapshot_list() {
+    let table = table_dir("v3_basic");
+    let m = Mount::new(&table, &[]);
+    let snaps: Vec<_> = all_snapshots()
+        .into_iter()
+        .filter(|s| s.table == "v3_basic")
+        .collect();
+    // snapshots.csv is what `icefloe snapshots --format csv` prints.
+    let want = run(Command::new(ICEFLOE)
+        .arg("snapshots")
+        .arg(&table)
+        .args(["--format", "csv"]))
+    .stdout;
+    assert_eq!(
+        std::fs::read(m.path().join("snapshots.csv")).expect("snapshots.csv"),
+        want
+    );
+    // Every snapshot has a directory; every ref is a symlink to its snapshot.
+    let mut listed: Vec<i64> = std::fs::read_dir(m.path().join("snapshots"))
+        .expect("ls snapshots")
+        .map(|e| {
+            e.expect("entry")
+                .file_name()
+                .to_str()
+                .expect("utf-8")
+                .parse()
+                .expect("an id")
+        })
+        .collect();
+    listed.sort();
+    let mut ids: Vec<i64> = snaps.iter().map(|s| s.snapshot_id).collect();
+    ids.sort();
+    assert_eq!(listed, ids);
+    let mut refs_checked = 0;
+    for s in &snaps {
+        for r in &s.refs {
+            // The manifest writes refs as `branch:main`, `tag:after_update`.
+            let r = r.split_once(':').map(|(_, name)| name).unwrap_or(r);
+            let target = std::fs::read_link(m.path().join("refs").join(r)).expect("ref symlink");
+            assert_eq!(
+                target,
+                PathBuf::from(format!("../snapshots/{}", s.snapshot_id))
+            );
+            let via_link = std::fs::read(m.path().join("refs").join(r).join("data.csv"))
+                .expect("read through ref");
+            assert_eq!(via_link, cat_csv(&table, s.snapshot_id), "refs/{r}");
+            refs_checked += 1;
+            if r == "main" {
+                let current = std::fs::read_link(m.path().join("current")).expect("current");
+                assert_eq!(
+                    current,
+                    PathBuf::from(format!("snapshots/{}", s.snapshot_id))
+                );
+            }
+        }
+    }
+    assert!(refs_checked >= 3, "main, a tag and a branch");
+}
+
+#[test]
+fn shell_tools_read_the_largest_table_at_any_offset() {
+    let table = table_dir("v3_dv_large");
+    let m = Mount::new(&table, &[]);
+    let current = m.path().join("current");
+    let id: i64 = std::fs::read_link(&current)
+        .expect("current")
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.parse().ok())
+        .expect("current -> snapshots/<id>");
+    let want = cat_csv(&table, id);
+    let view = current.join("data.csv");
+    let size = std::fs::metadata(&view).expect("stat").len();
+    assert_eq!(size, want.len() as u64, "ls -l size");
+    assert!(
+        size > 512 << 10,
+        "the largest fixture renders to more than 512 KiB ({size})"
+    );
+    // cat, head, tail, wc, grep, dd skip=, cp, diff.
+    assert_eq!(run(Command::new("cat").arg(&view)).stdout, want);
+    let head = run(Command::new("head").args(["-n", "3"]).arg(&view)).stdout;
+    assert_eq!(
+        head,
+        want.split_inclusive(|b| *b == b'\n')
+            .take(3)
+            .collect::<Vec<_>>()
+            .concat()
+    );
+    let tail = run(Command::new("tail").args(["-n", "5"]).arg(&view)).stdout;
+    let lines: Vec<&[u8]> = want.split_inclusive(|b| *b == b'\n').collect();
+    assert_eq!(tail, lines[lines.len() - 5..].concat());
+    let wc = String::from_utf8(run(Command::new("wc").args(["-l", "-c"]).arg(&view)).stdout)
+        .expect("utf-8");
+    let counts: Vec<u64> = wc
+        .split_whitespace()
+        .take(2)
+        .map(|n| n.parse().expect("count"))
+        .collect();
+    assert_eq!(counts, [lines.len() as u64, size]);
+    let dd = run(Command::new("dd")
+        .arg(format!("if={}", view.display()))
+        .args(["bs=4096", "skip=97", "count=5", "status=none"]))
+    .stdout;
+    assert_eq!(dd, want[97 * 4096..102 * 4096]);
+    let second_line = String::from_utf8_lossy(lines[1]).trim_end().to_string();
+    let grep = run(Command::new("grep")
+        .arg("-c")
+        .arg("-F")
+        .arg("-x")
+        .arg(&second_line)
+        .arg(&view))
+    .stdout;
+    assert_eq!(String::from_utf8_lossy(&grep).trim(), "1");
+    let tmp = tempfile::tempdir().expect("tmp");
+    run(Command::new("cp")
+        .arg(&view)
+        .arg(tmp.path().join("copy.csv")));
+    assert_eq!(
+        std::fs::read(tmp.path().join("copy.csv")).expect("copy"),
+        want
+    );
+    std::fs::write(tmp.path().join("want.csv"), &want).expect("write");
+    run(Command::new("diff")
+        .arg(&view)
+        .arg(tmp.path().join("want.csv")));
+    // Reads at arbitrary offsets and sizes, backwards, on one open file.
+    let f = File::open(&view).expect("open");
+    let mut offset = size;
+    let mut step = 7919u64;
+    while offset > 0 {
+        offset = offset.saturating_sub(step);
+        step = step * 3 % 200_003 + 1;
+        let mut buf = vec![0; (step % 70_000 + 1) as usize];
+        let n = f.read_at(&mut buf, offset).expect("pread");
+        let end = (offset as usize + n).min(want.len());
+        assert_eq!(&buf[..n], &want[offset as usize..end], "read at {offset}");
+    }
+    // Past the end: nothing.
+    assert_eq!(
+        f.read_at(&mut [0; 16], size + 10).expect("pread past end"),
+        0
+    );
+    // The per-file Parquet view reads back with the parquet crate.
+    for e in std::fs::read_dir(current.join("files")).expect("ls files") {
+        let p = e.expect("entry").path();
+        if p.extension().is_some_and(|x| x == "parquet") {
+            let rows = parquet_rows(std::fs::read(&p).expect("read"));
+            assert!(!rows.is_empty(), "{}", p.display());
+        }
+    }
+}
+
+#[test]
+fn sixteen_parallel_readers_get_the_right_bytes() {
+    let m = Mount::new(&warehouse(), &["--cache-size", "8MiB"]);
+    // 16 different views across tables, none read before: counting passes and rendering race.
+    let snaps: Vec<_> = all_snapshots().into_iter().step_by(4).take(16).collect();
+    assert_eq!(snaps.len(), 16);
+    let wants: HashMap<i64, Vec<u8>> = snaps
+        .iter()
+        .map(|s| (s.snapshot_id, cat_csv(&s.table_dir, s.snapshot_id)))
+        .collect();
+    let readers: Vec<_> = snaps
+        .iter()
+        .map(|s| {
+            let view = m
+                .path()
+                .join("db")
+                .join(&s.table)
+                .join("snapshots")
+                .join(s.snapshot_id.to_string())
+                .join("data.csv");
+            let id = s.snapshot_id;
+            std::thread::spawn(move || {
+                let mut got = Vec::new();
+                File::open(&view)
+                    .and_then(|mut f| f.read_to_end(&mut got))
+                    .map(|_| (id, got))
+            })
+        })
+        .collect();
+    for r in readers {
+        let (id, got) = r.join().expect("reader thread").expect("read");
+        assert!(
+            got == wants[&id],
+            "snapshot {id}: {} bytes, want {}",
+            got.len(),
+            wants[&id].len()
+        );
+    }
+}
+
+#[test]
+fn writes_fail_with_erofs() {
+    let m = Mount::new(&table_dir("v3_basic"), &[]);
+    let view = m.path().join("current/data.csv");
+    assert!(view.exists());
+    const EROFS: i32 = 30;
+    assert_eq!(
+        errno(File::options().write(true).open(&view)),
+        Some(EROFS),
+        "open for writing"
+    );
+    assert_eq!(
+        errno(File::options().append(true).open(&view)),
+        Some(EROFS),
+        "append"
+    );
+    assert_eq!(
+        errno(File::create(m.path().join("new.csv"))),
+        Some(EROFS),
+        "create"
+    );
+    assert_eq!(errno(std::fs::remove_file(&view)), Some(EROFS), "unlink");
+    assert_eq!(
+        errno(std::fs::rename(&view, m.path().join("moved.csv"))),
+        Some(EROFS),
+        "rename"
+    );
+    assert_eq!(
+        errno(std::fs::create_dir(m.path().join("d"))),
+        Some(EROFS),
+        "mkdir"
+    );
+    assert_eq!(
+        errno(std::fs::remove_dir(m.path().join("refs"))),
+        Some(EROFS),
+        "rmdir"
+    );
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        errno(std::fs::set_permissions(
+            &view,
+            std::fs::Permissions::from_mode(0o666)
+        )),
+        Some(EROFS),
+        "chmod"
+    );
+    assert_eq!(
+        errno(std::os::unix::fs::symlink("x", m.path().join("l"))),
+        Some(EROFS),
+        "symlink"
+    );
+    // Still readable.
+    assert!(std::fs::read(&view).expect("read").starts_with(b"_row_id,"));
+}
+
+#[test]
+fn corrupt_deletion_vector_is_eio_and_the_mount_survives() {
+    let tmp = copy_table(&table_dir("v3_basic"));
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let (puffin, offset, size, victim, healthy) = rt.block_on(async {
+        let table = Table::open(tmp.path().to_str().expect("utf-8"))
+            .await
+            .expect("open");
+        let tasks = Scan::builder()
+            .build(&table)
+            .expect("scan")
+            .plan_files()
+            .await
+            .expect("plan");
+        let with_dv = tasks
+            .iter()
+            .find(|t| t.deletion_vector.is_some())
+            .expect("a DV applies");
+        let without = tasks
+            .iter()
+            .find(|t| !t.has_deletes())
+            .expect("a file without deletes");
+        let dv = with_dv.deletion_vector.clone().expect("dv");
+        let rel = dv
+            .file
+            .file_path
+            .strip_prefix(&table.metadata().location)
+            .expect("in table")
+            .to_string();
+        let stem = |p: &str| {
+            p.rsplit('/')
+                .next()
+                .and_then(|n| n.strip_suffix(".parquet"))
+                .expect("stem")
+                .to_string()
+        };
+        (
+            tmp.path().join(rel.trim_start_matches('/')),
+            dv.file.content_offset.expect("offset") as usize,
+            dv.file.content_size_in_bytes.expect("size") as usize,
+            stem(&with_dv.data_file.file_path),
+            stem(&without.data_file.file_path),
+        )
+    });
+    // Flip a bit of the blob's CRC (its last byte).
+    let mut bytes = std::fs::read(&puffin).expect("read puffin");
+    bytes[offset + size - 1] ^= 0x01;
+    std::fs::write(&puffin, bytes).expect("write puffin");
+    let m = Mount::new(tmp.path(), &[]);
+    const EIO: i32 = 5;
+    let files = m.path().join("current/files");
+    assert_eq!(
+        errno(std::fs::read(files.join(format!("{victim}.csv")))),
+        Some(EIO)
+    );
+    assert_eq!(
+        errno(std::fs::read(m.path().join("current/data.csv"))),
+        Some(EIO)
+    );
+    assert_eq!(
+        errno(std::fs::read(files.join(format!("{victim}.parquet")))),
+        Some(EIO)
+    );
+    // The log names the damaged file.
+    let puffin_name = puffin
+        .file_name()
+        .and_then(|n| n.to_str())
+        .expect("name")
+        .to_string();
+    let log = m.log_text();
+    assert!(
+        log.contains(&puffin_name) && log.contains("CRC"),
+        "log does not name {puffin_name}:\n{log}"
+    );
+    // The mount is still up: listing works and another file still reads.
+    assert!(is_mounted(m.path()));
+    let text =
+        std::fs::read_to_string(files.join(format!("{healthy}.csv"))).expect("healthy file reads");
+    assert!(
+        text.starts_with("_row_id,") && text.lines().count() > 1,
+        "{text}"
+    );
+    assert!(
+        std::fs::read_dir(m.path().join("snapshots"))
+            .expect("ls")
+            .count()
+            >= 9
+    );
+}
+
+#[test]
+fn a_snapshot_committed_while_mounted_appears() {
+    let tmp = copy_table(&table_dir("v3_basic"));
+    let meta = tmp.path().join("metadata");
+    let hint: u32 = std::fs::read_to_string(meta.join("version-hint.text"))
+        .expect("hint")
+        .trim()
+        .parse()
+        .expect("n");
+    let newest = meta.join(format!("v{hint}.metadata.json"));
+    let parked = tempfile::tempdir().expect("tmp");
+    std::fs::rename(&newest, parked.path().join("newest.json")).expect("park newest metadata");
+    std::fs::write(meta.join("version-hint.text"), format!("{}\n", hint - 1)).expect("hint");
+    let new_meta: Value =
+        serde_json::from_slice(&std::fs::read(parked.path().join("newest.json")).expect("read"))
+            .expect("json");
+    let new_id = new_meta["current-snapshot-id"]
+        .as_i64()
+        .expect("current snapshot");
+
+    let m = Mount::new(tmp.path(), &[]);
+    let new_dir = m.path().join("snapshots").join(new_id.to_string());
+    assert!(!new_dir.exists(), "not yet committed");
+    let old_current = std::fs::read_link(m.path().join("current")).expect("current");
+    let old_id: i64 = old_current
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.parse().ok())
+        .expect("id");
+    // A file opened now keeps reading this snapshot.
+    let mut open_before = File::open(m.path().join("current/data.csv")).expect("open");
+
+    // Commit: the new metadata version, then the hint.
+    std::fs::copy(parked.path().join("newest.json"), &newest).expect("copy metadata");
+    std::fs::write(meta.join("version-hint.text"), format!("{hint}\n")).expect("hint");
+    let start = Instant::now();
+    while !new_dir.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "snapshot {new_id} did not appear within 10 s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let appeared = start.elapsed();
+    assert!(
+        appeared < Duration::from_secs(5),
+        "refresh is every second; took {appeared:?}"
+    );
+    // `current` follows main; the new snapshot reads as `icefloe cat` prints it.
+    let start = Instant::now();
+    while std::fs::read_link(m.path().join("current")).expect("current")
+        != Path::new(&format!("snapshots/{new_id}"))
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "current did not move to {new_id}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(
+        std::fs::read(new_dir.join("data.csv")).expect("read new"),
+        cat_csv(tmp.path(), new_id)
+    );
+    let mut before = Vec::new();
+    open_before.read_to_end(&mut before).expect("read old");
+    assert_eq!(
+        before,
+        cat_csv(tmp.path(), old_id),
+        "an open file keeps its snapshot"
+    );
+    assert!(
+        String::from_utf8_lossy(&std::fs::read(m.path().join("snapshots.csv")).expect("list"))
+            .contains(&new_id.to_string())
+    );
+}
+
+#[test]
+fn sigterm_unmounts_cleanly_and_removes_spill_files() {
+    let spill = tempfile::tempdir().expect("spill parent");
+    let mut m = Mount::new(
+        &table_dir("v3_basic"),
+        &["--spill-dir", spill.path().to_str().expect("utf-8")],
+    );
+    let parquet = std::fs::read(m.path().join("current/data.parquet")).expect("read parquet");
+    assert!(parquet.starts_with(b"PAR1") && parquet.ends_with(b"PAR1"));
+    let spilled = || -> usize {
+        std::fs::read_dir(spill.path())
+            .map(|d| {
+                d.flatten()
+                    .map(|e| std::fs::read_dir(e.path()).map(|f| f.count()).unwrap_or(0))
+                    .sum()
+            })
+            .unwrap_or(0)
+    };
+    assert_eq!(spilled(), 1, "one spill file while mounted");
+    run(Command::new("kill").args(["-TERM", &m.child.id().to_string()]));
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = m.child.try_wait().expect("wait") {
+            break s;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "still running 10 s after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "exit status {status}:\n{}", m.log_text());
+    assert!(!is_mounted(m.path()), "unmounted");
+    assert_eq!(
+        std::fs::read_dir(spill.path()).expect("ls").count(),
+        0,
+        "spill directory removed"
+    );
+}
+
+#[test]
+fn daemon_mode_returns_once_mounted() {
+    check_fuse_available();
+    let dir = tempfile::tempdir().expect("mount point");
+    let log_dir = tempfile::tempdir().expect("log dir");
+    let log = log_dir.path().join("daemon.log");
+    let out = run(Command::new(ICEFLOE)
+        .env("ICEFLOE_LOG", "icefloe_fuse=info")
+        .arg("mount")
+        .arg(table_dir("v3_basic"))
+        .arg(dir.path())
+        .arg("--daemon")
+        .arg("--log-file")
+        .arg(&log));
+    assert!(
+        is_mounted(dir.path()),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ok = std::fs::read_link(dir.path().join("current")).is_ok();
+    let logged = std::fs::read_to_string(&log).unwrap_or_default();
+    run(Command::new("fusermount3").arg("-u").arg(dir.path()));
+    assert!(ok, "current is listed");
+    assert!(
+        logged.contains("mounted"),
+        "the daemon logs to --log-file: {logged:?}"
+    );
+    let start = Instant::now();
+    while is_mounted(dir.path()) {
+        assert!(start.elapsed() < Duration::from_secs(10));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

@@ -50,8 +50,12 @@ pub enum Kind {
     Null,
     Bool,
     Int4,
+    /// `int` read into a `bigint` column (a table whose column was promoted to `long`).
+    Int4AsInt8,
     Int8,
     Float4,
+    /// `float` read into a `double precision` column (promoted to `double`).
+    Float4AsFloat8,
     Float8,
     /// Decimal128 → numeric, through numeric's input function at the column's typmod.
     Numeric(pgutil::InputFn),
@@ -151,6 +155,12 @@ pub fn plan_kind(field: &FieldRef, typid: Oid, typmod: i32) -> Option<Kind> {
             return Some(Kind::Json(None));
         }
     }
+    // Iceberg's type promotions: older snapshots read into the promoted type.
+    match (field.data_type(), typid) {
+        (DataType::Int32, t) if t == pg_sys::INT8OID => return Some(Kind::Int4AsInt8),
+        (DataType::Float32, t) if t == pg_sys::FLOAT8OID => return Some(Kind::Float4AsFloat8),
+        _ => {}
+    }
     if typid != natural {
         let text_like = natural == pg_sys::TEXTOID && typid == pg_sys::VARCHAROID && typmod < 0;
         if !text_like {
@@ -193,8 +203,10 @@ pub enum ColumnReader {
     Null,
     Bool(arrow::array::BooleanArray),
     Int4(arrow::array::Int32Array),
+    Int4AsInt8(arrow::array::Int32Array),
     Int8(arrow::array::Int64Array),
     Float4(arrow::array::Float32Array),
+    Float4AsFloat8(arrow::array::Float32Array),
     Float8(arrow::array::Float64Array),
     Numeric(arrow::array::Decimal128Array, i8, pgutil::InputFn, Vec<u8>),
     Text(arrow::array::StringArray),
@@ -234,6 +246,12 @@ impl ColumnReader {
         Ok(match (kind, a.data_type()) {
             (Kind::Null, _) => ColumnReader::Null,
             (Kind::Bool, DataType::Boolean) => ColumnReader::Bool(a.as_boolean().clone()),
+            (Kind::Int4AsInt8, DataType::Int32) => {
+                ColumnReader::Int4AsInt8(a.as_primitive::<Int32Type>().clone())
+            }
+            (Kind::Float4AsFloat8, DataType::Float32) => {
+                ColumnReader::Float4AsFloat8(a.as_primitive::<Float32Type>().clone())
+            }
             (Kind::Int4, DataType::Int32) => {
                 ColumnReader::Int4(a.as_primitive::<Int32Type>().clone())
             }
@@ -296,9 +314,9 @@ impl ColumnReader {
         match self {
             ColumnReader::Null => true,
             ColumnReader::Bool(a) => a.is_null(row),
-            ColumnReader::Int4(a) => a.is_null(row),
+            ColumnReader::Int4(a) | ColumnReader::Int4AsInt8(a) => a.is_null(row),
             ColumnReader::Int8(a) => a.is_null(row),
-            ColumnReader::Float4(a) => a.is_null(row),
+            ColumnReader::Float4(a) | ColumnReader::Float4AsFloat8(a) => a.is_null(row),
             ColumnReader::Float8(a) => a.is_null(row),
             ColumnReader::Numeric(a, ..) => a.is_null(row),
             ColumnReader::Text(a) => a.is_null(row),
@@ -323,8 +341,10 @@ impl ColumnReader {
             ColumnReader::Null => return Ok(None),
             ColumnReader::Bool(a) => Datum::from(a.value(row)),
             ColumnReader::Int4(a) => Datum::from(a.value(row)),
+            ColumnReader::Int4AsInt8(a) => Datum::from(a.value(row) as i64),
             ColumnReader::Int8(a) => Datum::from(a.value(row)),
             ColumnReader::Float4(a) => Datum::from(a.value(row).to_bits()),
+            ColumnReader::Float4AsFloat8(a) => Datum::from((a.value(row) as f64).to_bits()),
             ColumnReader::Float8(a) => Datum::from(a.value(row).to_bits()),
             ColumnReader::Numeric(a, scale, input, buf) => {
                 buf.clear();

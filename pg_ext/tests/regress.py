@@ -712,9 +712,12 @@ def setup():
     psql("DROP DATABASE IF EXISTS icefloe_regress", db="postgres")
     psql("CREATE DATABASE icefloe_regress", db="postgres")
     psql("DROP ROLE IF EXISTS alice; DROP ROLE IF EXISTS bob", db="postgres")
-    psql(f"CREATE EXTENSION icefloe_fdw; CREATE SERVER lake FOREIGN DATA WRAPPER icefloe "
-         f"OPTIONS (warehouse 'file://{ARGS.warehouse}');"
-         "CREATE SCHEMA cur; IMPORT FOREIGN SCHEMA db FROM SERVER lake INTO cur")
+    setup_sql = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sql", "setup.sql")
+    cmd = ["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-v", f"warehouse_url=file://{ARGS.warehouse}",
+           "-h", ARGS.host, "-p", str(ARGS.port), "-U", ARGS.user, "-d", "icefloe_regress", "-f", setup_sql]
+    p = subprocess.run(cmd, capture_output=True, text=True, env=PG_ENV)
+    if p.returncode != 0:
+        raise SqlError(p.stderr)
 
 
 def main():

@@ -50,7 +50,17 @@ impl Table {
 
     /// Like [`Table::open`], with explicit caches.
     pub async fn open_with(location: &str, caches: Arc<Caches>) -> crate::Result<Table> {
-        let (io, path) = TableIo::open(location)?;
+        Self::open_with_storage(location, caches, &[]).await
+    }
+
+    /// Like [`Table::open_with`], with storage settings (credentials, region, endpoint) that
+    /// override the environment; see [`TableIo::open_with_options`].
+    pub async fn open_with_storage(
+        location: &str,
+        caches: Arc<Caches>,
+        storage: &[(String, String)],
+    ) -> crate::Result<Table> {
+        let (io, path) = TableIo::open_with_options(location, storage)?;
         let located = locate(&io, &path).await?;
         let key = io.display(&io.resolve(&located.metadata_file));
         let metadata = get_or_load(&caches.metadata, key.clone(), async {

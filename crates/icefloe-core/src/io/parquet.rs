@@ -99,9 +99,13 @@ pub async fn open_parquet(
     match ParquetRecordBatchStreamBuilder::new(reader).await {
         Ok(b) => Ok(b),
         // Tell a missing file apart from a corrupt one.
-        Err(_) if !io.exists(written).await? => {
-            Err(crate::Error::data_file(&shown, "file not found"))
-        }
+        Err(e) if !io.exists(written).await? => Err(crate::Error::NotFound {
+            path: shown.clone(),
+            source: object_store::Error::NotFound {
+                path: shown,
+                source: Box::new(e),
+            },
+        }),
         Err(e) => Err(crate::Error::data_file(
             &shown,
             format!("not a readable Parquet file: {e}"),

@@ -26,6 +26,19 @@ impl TableIo {
     /// variables (`AWS_*`, `GOOGLE_*`, `AZURE_*`). Returns the store and the path of
     /// `location` inside it.
     pub fn open(location: &str) -> crate::Result<(TableIo, String)> {
+        Self::open_with_options(location, &[])
+    }
+
+    /// Like [`TableIo::open`], with explicit storage settings: `object_store` configuration
+    /// keys such as `aws_access_key_id`, `aws_region`, `aws_endpoint`,
+    /// `google_service_account_key` or `azure_storage_account_key`. They override the
+    /// environment variables of the same name (upper case). Ignored for local files.
+    pub fn open_with_options(
+        location: &str,
+        options: &[(String, String)],
+    ) -> crate::Result<(TableIo, String)> {
+        #[cfg(not(feature = "cloud"))]
+        let _ = options;
         let err = |r: String| crate::Error::Location {
             location: location.to_string(),
             reason: r,
@@ -48,6 +61,12 @@ impl TableIo {
                         k.starts_with("AWS_") || k.starts_with("GOOGLE_") || k.starts_with("AZURE_")
                     })
                     .map(|(k, v)| (k.to_ascii_lowercase(), v))
+                    .filter(|(k, _)| !options.iter().any(|(o, _)| o.eq_ignore_ascii_case(k)))
+                    .chain(
+                        options
+                            .iter()
+                            .map(|(k, v)| (k.to_ascii_lowercase(), v.clone())),
+                    )
                     .collect();
                 let (store, _) =
                     object_store::parse_url_opts(&u, opts).map_err(|e| err(e.to_string()))?;

@@ -5,6 +5,7 @@ pub mod adapt;
 pub mod arrow_schema;
 pub mod lineage;
 pub mod plan;
+pub mod prune;
 pub mod read;
 
 use std::collections::HashMap;

@@ -1,0 +1,734 @@
+//! File pruning by simple predicates (spec: "Scan Planning": data files whose partition values
+//! or column metrics show that no row can match a filter need not be read).
+//!
+//! A front-end that filters rows itself (a database that rechecks every condition) passes the
+//! conditions it can express as a conjunction of [`Predicate`]s; [`Pruner::may_match`] then
+//! says, per data file, whether any row of it *may* match. It is conservative: a file is
+//! skipped only when its metadata proves that no row matches; missing, truncated or
+//! undecodable metrics keep the file. Deletes only ever remove rows, so pruning data files
+//! before their deletes are applied is sound.
+//!
+//! # Semantics
+//! - Predicates apply to top-level primitive columns, by field id, with values in the units of
+//!   the column's type in the reading schema ([`Literal`]'s conventions: days for `date`,
+//!   microseconds for `time`/`timestamp`/`timestamptz`, nanoseconds for the `_ns` types, the
+//!   unscaled value at the column's scale for decimals). Predicates on other columns are
+//!   ignored (they never prune).
+//! - SQL NULL semantics: NULL satisfies no comparison and no `IN`.
+//! - Floating point: the pruner is correct whether NaN is unordered (IEEE) or ordered above
+//!   every number and equal to itself (Postgres, Spark): a NaN literal never prunes, and
+//!   `>`/`>=` prune a float column by its upper bound only when the file's NaN count for it is
+//!   known to be zero. `-0.0` and `0.0` compare equal.
+//! - Strings compare by UTF-8 bytes, binary and fixed by unsigned bytes, as Iceberg bounds do.
+//!   A caller whose own string ordering differs (a collation) must not pass range predicates
+//!   on strings. UUID bounds are never used (writers disagree on their ordering); identity
+//!   partition values of any type are.
+//!
+//! # What prunes
+//! - Column metrics: `lower_bounds`/`upper_bounds` (decoded with [`Literal::from_bytes`] in the
+//!   column's current type, so files written before a type promotion still prune when the
+//!   bytes decode), `null_value_counts` (all-null and no-null files), `nan_value_counts`.
+//! - Partition values of the file's own spec: `identity`; `year`/`month`/`day`/`hour` on
+//!   `date` and timestamp columns (as the value range the partition covers); `truncate[W]` on
+//!   `int`/`long` (as a range) and on `string` (equality and `IN` only); a null partition
+//!   value of any of these transforms means the column is null in every row.
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+use chrono::{Datelike, NaiveDate};
+
+use super::plan::FileScanTask;
+use crate::spec::{
+    DataFile, Literal, PartitionSpec, PrimitiveType, Schema, TableMetadata, Transform, Type,
+};
+
+/// A comparison operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CmpOp {
+    /// `=`
+    Eq,
+    /// `<`
+    Lt,
+    /// `<=`
+    LtEq,
+    /// `>`
+    Gt,
+    /// `>=`
+    GtEq,
+}
+
+impl CmpOp {
+    /// The operator with its operands swapped (`5 < x` is `x > 5`).
+    pub fn commute(self) -> CmpOp {
+        match self {
+            CmpOp::Eq => CmpOp::Eq,
+            CmpOp::Lt => CmpOp::Gt,
+            CmpOp::LtEq => CmpOp::GtEq,
+            CmpOp::Gt => CmpOp::Lt,
+            CmpOp::GtEq => CmpOp::LtEq,
+        }
+    }
+
+    /// The operator's SQL spelling.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            CmpOp::Eq => "=",
+            CmpOp::Lt => "<",
+            CmpOp::LtEq => "<=",
+            CmpOp::Gt => ">",
+            CmpOp::GtEq => ">=",
+        }
+    }
+}
+
+/// One condition on a top-level column, by field id. A list of predicates means their AND.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Predicate {
+    /// `column op value`.
+    Cmp {
+        field_id: i32,
+        op: CmpOp,
+        value: Literal,
+    },
+    /// `column IN (values)`.
+    In { field_id: i32, values: Vec<Literal> },
+    /// `column IS NULL`.
+    IsNull { field_id: i32 },
+    /// `column IS NOT NULL`.
+    IsNotNull { field_id: i32 },
+}
+
+impl Predicate {
+    /// The field the predicate is about.
+    pub fn field_id(&self) -> i32 {
+        match self {
+            Predicate::Cmp { field_id, .. }
+            | Predicate::In { field_id, .. }
+            | Predicate::IsNull { field_id }
+            | Predicate::IsNotNull { field_id } => *field_id,
+        }
+    }
+}
+
+/// How many files a pruning pass kept and skipped.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PruneStats {
+    /// Files that may hold matching rows (to be read).
+    pub kept: usize,
+    /// Files proven to hold no matching row.
+    pub skipped: usize,
+}
+
+/// Predicates bound to a table's schema and partition specs, ready to test data files.
+#[derive(Debug, Clone)]
+pub struct Pruner {
+    predicates: Vec<Predicate>,
+    types: HashMap<i32, PrimitiveType>,
+    specs: HashMap<i32, PartitionSpec>,
+}
+
+impl Pruner {
+    /// Binds `predicates` to `schema` (the reading schema) and the partition specs of
+    /// `metadata`. Predicates on fields that are not top-level primitive columns of `schema`
+    /// are dropped.
+    pub fn new(metadata: &TableMetadata, schema: &Schema, predicates: Vec<Predicate>) -> Pruner {
+        let types: HashMap<i32, PrimitiveType> = schema
+            .columns()
+            .iter()
+            .filter_map(|f| match &f.field_type {
+                Type::Primitive(p) => Some((f.id, p.clone())),
+                _ => None,
+            })
+            .collect();
+        let predicates = predicates
+            .into_iter()
+            .filter(|p| types.contains_key(&p.field_id()))
+            .collect();
+        let specs = metadata
+            .partition_specs
+            .iter()
+            .map(|s| (s.spec_id, s.clone()))
+            .collect();
+        Pruner {
+            predicates,
+            types,
+            specs,
+        }
+    }
+
+    /// The predicates that take part in pruning.
+    pub fn predicates(&self) -> &[Predicate] {
+        &self.predicates
+    }
+
+    /// Whether no predicate takes part (every file is kept).
+    pub fn is_empty(&self) -> bool {
+        self.predicates.is_empty()
+    }
+
+    /// Whether any row of `file` may satisfy every predicate. `false` only when the file's
+    /// metadata proves otherwise.
+    pub fn may_match(&self, file: &DataFile) -> bool {
+        self.predicates.iter().all(|p| self.may_match_one(p, file))
+    }
+
+    /// Keeps the tasks whose data file may match, in order, and counts what was skipped.
+    pub fn prune(&self, tasks: Vec<FileScanTask>) -> (Vec<FileScanTask>, PruneStats) {
+        let before = tasks.len();
+        let kept: Vec<FileScanTask> = if self.is_empty() {
+            tasks
+        } else {
+            tasks
+                .into_iter()
+                .filter(|t| self.may_match(&t.data_file))
+                .collect()
+        };
+        let stats = PruneStats {
+            kept: kept.len(),
+            skipped: before - kept.len(),
+        };
+        (kept, stats)
+    }
+
+    fn may_match_one(&self, p: &Predicate, file: &DataFile) -> bool {
+        let id = p.field_id();
+        let Some(ty) = self.types.get(&id) else {
+            return true;
+        };
+        let metrics = Metrics::of(file, id, ty);
+        if !may_match_range(p, &metrics, ty) {
+            return false;
+        }
+        let Some(spec) = self.specs.get(&file.spec_id) else {
+            return true;
+        };
+        for (field, value) in spec.fields.iter().zip(&file.partition) {
+            if field.source_id != id {
+                continue;
+            }
+            if !may_match_partition(p, &field.transform, value.as_ref(), ty) {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// What a file's metadata says about one column: value range and null/NaN counts.
+#[derive(Debug, Default)]
+struct Metrics {
+    lower: Option<Literal>,
+    upper: Option<Literal>,
+    /// Every row is null in this column.
+    all_null: bool,
+    /// No row is null in this column.
+    no_null: bool,
+    /// No row is NaN in this column (always true for non-float types).
+    no_nan: bool,
+}
+
+impl Metrics {
+    fn of(file: &DataFile, id: i32, ty: &PrimitiveType) -> Metrics {
+        let is_float = matches!(ty, PrimitiveType::Float | PrimitiveType::Double);
+        let usable = |l: Literal| match l {
+            Literal::Float(f) if f.is_nan() => None,
+            Literal::Double(f) if f.is_nan() => None,
+            l => Some(l),
+        };
+        let bound = |m: &HashMap<i32, Vec<u8>>| {
+            if matches!(ty, PrimitiveType::Uuid) {
+                return None;
+            }
+            m.get(&id)
+                .and_then(|b| Literal::from_bytes(b, ty))
+                .and_then(usable)
+        };
+        let nulls = file.null_value_counts.get(&id).copied();
+        Metrics {
+            lower: bound(&file.lower_bounds),
+            upper: bound(&file.upper_bounds),
+            all_null: file.record_count > 0 && nulls == Some(file.record_count),
+            no_null: nulls == Some(0),
+            no_nan: !is_float || file.nan_value_counts.get(&id).copied() == Some(0),
+        }
+    }
+}
+
+/// Whether a literal is a float NaN.
+fn is_nan(l: &Literal) -> bool {
+    matches!(l, Literal::Float(f) if f.is_nan()) || matches!(l, Literal::Double(f) if f.is_nan())
+}
+
+/// Orders two literals of compatible kinds; `None` when they cannot be compared soundly.
+fn compare(a: &Literal, b: &Literal) -> Option<Ordering> {
+    use Literal as L;
+    let int = |l: &Literal| match l {
+        L::Int(v) => Some(*v as i64),
+        L::Long(v) => Some(*v),
+        _ => None,
+    };
+    let float = |l: &Literal| match l {
+        L::Float(v) => Some(*v as f64),
+        L::Double(v) => Some(*v),
+        _ => None,
+    };
+    match (a, b) {
+        (L::Boolean(x), L::Boolean(y)) => Some(x.cmp(y)),
+        (L::Int(_) | L::Long(_), L::Int(_) | L::Long(_)) => Some(int(a)?.cmp(&int(b)?)),
+        (L::Float(_) | L::Double(_), L::Float(_) | L::Double(_)) => {
+            float(a)?.partial_cmp(&float(b)?)
+        }
+        (L::Decimal(x), L::Decimal(y)) => Some(x.cmp(y)),
+        (L::Date(x), L::Date(y)) => Some(x.cmp(y)),
+        (L::Time(x), L::Time(y)) => Some(x.cmp(y)),
+        (L::Timestamp(x), L::Timestamp(y)) => Some(x.cmp(y)),
+        (L::String(x), L::String(y)) => Some(x.as_bytes().cmp(y.as_bytes())),
+        (L::Binary(x), L::Binary(y)) => Some(x.cmp(y)),
+        (L::Uuid(x), L::Uuid(y)) => Some(x.cmp(y)),
+        _ => None,
+    }
+}
+
+/// Whether some value in `[lower, upper]` (either end may be unknown) may satisfy `p`, given
+/// the null and NaN facts.
+fn may_match_range(p: &Predicate, m: &Metrics, ty: &PrimitiveType) -> bool {
+    let is_float = matches!(ty, PrimitiveType::Float | PrimitiveType::Double);
+    match p {
+        Predicate::IsNull { .. } => !m.no_null,
+        Predicate::IsNotNull { .. } => !m.all_null,
+        Predicate::Cmp { op, value, .. } => {
+            if m.all_null {
+                return false;
+            }
+            cmp_may_match(
+                *op,
+                value,
+                m.lower.as_ref(),
+                m.upper.as_ref(),
+                is_float && !m.no_nan,
+            )
+        }
+        Predicate::In { values, .. } => {
+            if m.all_null {
+                return false;
+            }
+            values
+                .iter()
+                .any(|v| cmp_may_match(CmpOp::Eq, v, m.lower.as_ref(), m.upper.as_ref(), true))
+        }
+    }
+}
+
+/// Whether a value in `[lower, upper]` may satisfy `x op value`. `nan_possible`: the column
+/// may hold NaN, which a database ordering NaN above all numbers counts as greater.
+fn cmp_may_match(
+    op: CmpOp,
+    value: &Literal,
+    lower: Option<&Literal>,
+    upper: Option<&Literal>,
+    nan_possible: bool,
+) -> bool {
+    if is_nan(value) {
+        return true;
+    }
+    // Some(ordering) only when comparable; unknown comparisons keep the file.
+    let lo = lower.and_then(|l| compare(l, value));
+    let hi = upper.and_then(|u| compare(u, value));
+    match op {
+        CmpOp::Eq => !(lo == Some(Ordering::Greater) || hi == Some(Ordering::Less)),
+        CmpOp::Lt => lo != Some(Ordering::Greater) && lo != Some(Ordering::Equal),
+        CmpOp::LtEq => lo != Some(Ordering::Greater),
+        CmpOp::Gt => nan_possible || (hi != Some(Ordering::Less) && hi != Some(Ordering::Equal)),
+        CmpOp::GtEq => nan_possible || hi != Some(Ordering::Less),
+    }
+}
+
+/// Whether rows of a file whose partition field (with `transform` over the predicate's column)
+/// has value `value` may satisfy `p`.
+fn may_match_partition(
+    p: &Predicate,
+    transform: &Transform,
+    value: Option<&Literal>,
+    ty: &PrimitiveType,
+) -> bool {
+    // Transforms that map null to null and only null: a null partition value means the
+    // column is null in every row of the file, and a non-null one that it is never null.
+    let null_preserving = matches!(
+        transform,
+        Transform::Identity
+            | Transform::Bucket(_)
+            | Transform::Truncate(_)
+            | Transform::Year
+            | Transform::Month
+            | Transform::Day
+            | Transform::Hour
+    );
+    if !null_preserving {
+        return true;
+    }
+    let Some(value) = value else {
+        return matches!(p, Predicate::IsNull { .. });
+    };
+    if matches!(p, Predicate::IsNull { .. }) {
+        return false;
+    }
+    if matches!(p, Predicate::IsNotNull { .. }) {
+        return true;
+    }
+    match transform {
+        Transform::Identity => {
+            let m = Metrics {
+                lower: Some(value.clone()),
+                upper: Some(value.clone()),
+                all_null: false,
+                no_null: true,
+                no_nan: !is_nan(value),
+            };
+            // A NaN partition value is not a usable bound.
+            if is_nan(value) {
+                return true;
+            }
+            may_match_range(p, &m, ty)
+        }
+        Transform::Truncate(w) if matches!(ty, PrimitiveType::String) => {
+            let Literal::String(prefix) = value else {
+                return true;
+            };
+            let fits = |v: &Literal| match v {
+                Literal::String(s) => s.chars().take(*w as usize).eq(prefix.chars()),
+                _ => true,
+            };
+            match p {
+                Predicate::Cmp {
+                    op: CmpOp::Eq,
+                    value,
+                    ..
+                } => fits(value),
+                Predicate::In { values, .. } => values.iter().any(fits),
+                _ => true,
+            }
+        }
+        _ => match range_of_partition(transform, value, ty) {
+            Some((lower, upper)) => {
+                let m = Metrics {
+                    lower: Some(lower),
+                    upper: Some(upper),
+                    all_null: false,
+                    no_null: true,
+                    no_nan: true,
+                };
+                may_match_range(p, &m, ty)
+            }
+            None => true,
+        },
+    }
+}
+
+/// The inclusive range of source values that a partition value of a monotonic transform
+/// covers, in the source type's units; `None` where not derived.
+fn range_of_partition(
+    transform: &Transform,
+    value: &Literal,
+    ty: &PrimitiveType,
+) -> Option<(Literal, Literal)> {
+    let n = match value {
+        Literal::Int(v) => *v as i64,
+        Literal::Date(v) => *v as i64,
+        Literal::Long(v) => *v,
+        _ => return None,
+    };
+    match (transform, ty) {
+        (Transform::Truncate(w), PrimitiveType::Int | PrimitiveType::Long) => {
+            let w = *w as i64;
+            if w <= 0 {
+                return None;
+            }
+            let hi = n.checked_add(w - 1)?;
+            Some(match ty {
+                PrimitiveType::Int => (
+                    Literal::Int(i32::try_from(n).ok()?),
+                    Literal::Int(i32::try_from(hi).unwrap_or(i32::MAX)),
+                ),
+                _ => (Literal::Long(n), Literal::Long(hi)),
+            })
+        }
+        (Transform::Year | Transform::Month | Transform::Day | Transform::Hour, _) => {
+            // Start and end (exclusive) of the partition in days or hours since the epoch.
+            let (start_days, end_days) = match transform {
+                Transform::Year => (
+                    days_of_month(n.checked_mul(12)?)?,
+                    days_of_month(n.checked_add(1)?.checked_mul(12)?)?,
+                ),
+                Transform::Month => (days_of_month(n)?, days_of_month(n.checked_add(1)?)?),
+                Transform::Day => (n, n.checked_add(1)?),
+                _ => (0, 0),
+            };
+            let per_day: i64 = match ty {
+                PrimitiveType::Date => 1,
+                PrimitiveType::Timestamp | PrimitiveType::Timestamptz => 86_400_000_000,
+                PrimitiveType::TimestampNs | PrimitiveType::TimestamptzNs => 86_400_000_000_000,
+                _ => return None,
+            };
+            let (lo, hi_excl) = if matches!(transform, Transform::Hour) {
+                if per_day == 1 {
+                    return None;
+                }
+                let per_hour = per_day / 24;
+                (
+                    n.checked_mul(per_hour)?,
+                    n.checked_add(1)?.checked_mul(per_hour)?,
+                )
+            } else {
+                (
+                    start_days.checked_mul(per_day)?,
+                    end_days.checked_mul(per_day)?,
+                )
+            };
+            let hi = hi_excl.checked_sub(1)?;
+            Some(match ty {
+                PrimitiveType::Date => (
+                    Literal::Date(i32::try_from(lo).ok()?),
+                    Literal::Date(i32::try_from(hi).ok()?),
+                ),
+                _ => (Literal::Timestamp(lo), Literal::Timestamp(hi)),
+            })
+        }
+        _ => None,
+    }
+}
+
+/// Days since the epoch of the first day of month `m` (months since 1970-01).
+fn days_of_month(m: i64) -> Option<i64> {
+    let year = 1970 + m.div_euclid(12);
+    let month = m.rem_euclid(12) as u32 + 1;
+    let d = NaiveDate::from_ymd_opt(i32::try_from(year).ok()?, month, 1)?;
+    let epoch = NaiveDate::from_ymd_opt(1970, 1, 1)?;
+    debug_assert_eq!(d.day(), 1);
+    Some((d - epoch).num_days())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{DataContent, FileFormat, NestedField, PartitionField, StructType};
+
+    fn field(id: i32, name: &str, p: PrimitiveType) -> NestedField {
+        NestedField {
+            id,
+            name: name.into(),
+            required: false,
+            field_type: Type::Primitive(p),
+            doc: None,
+            initial_default: None,
+            write_default: None,
+        }
+    }
+
+    fn schema() -> Schema {
+        Schema {
+            schema_id: 0,
+            fields: StructType {
+                fields: vec![
+                    field(1, "id", PrimitiveType::Long),
+                    field(2, "x", PrimitiveType::Double),
+                    field(3, "s", PrimitiveType::String),
+                    field(4, "ts", PrimitiveType::Timestamp),
+                    field(5, "d", PrimitiveType::Date),
+                ],
+            },
+            identifier_field_ids: vec![],
+        }
+    }
+
+    fn metadata(specs: Vec<PartitionSpec>) -> TableMetadata {
+        let json = serde_json::json!({
+            "format-version": 3, "location": "/t", "last-sequence-number": 0,
+            "last-updated-ms": 0, "last-column-id": 5, "current-schema-id": 0,
+            "schemas": [{"type": "struct", "schema-id": 0, "fields": []}],
+            "partition-specs": [{"spec-id": 0, "fields": []}], "default-spec-id": 0,
+        });
+        let mut m = TableMetadata::from_json(&json, "test").expect("metadata");
+        m.partition_specs = specs;
+        m
+    }
+
+    fn file(spec_id: i32, partition: Vec<Option<Literal>>) -> DataFile {
+        DataFile {
+            content: DataContent::Data,
+            file_path: "f.parquet".into(),
+            file_format: FileFormat::Parquet,
+            spec_id,
+            partition,
+            record_count: 10,
+            file_size_in_bytes: 100,
+            value_counts: HashMap::new(),
+            null_value_counts: HashMap::new(),
+            nan_value_counts: HashMap::new(),
+            lower_bounds: HashMap::new(),
+            upper_bounds: HashMap::new(),
+            equality_ids: vec![],
+            first_row_id: None,
+            referenced_data_file: None,
+            content_offset: None,
+            content_size_in_bytes: None,
+        }
+    }
+
+    fn cmp(field_id: i32, op: CmpOp, value: Literal) -> Predicate {
+        Predicate::Cmp {
+            field_id,
+            op,
+            value,
+        }
+    }
+
+    #[test]
+    fn bounds_prune_comparisons() {
+        let m = metadata(vec![PartitionSpec::default()]);
+        let mut f = file(0, vec![]);
+        f.lower_bounds.insert(1, 10i64.to_le_bytes().to_vec());
+        f.upper_bounds.insert(1, 20i64.to_le_bytes().to_vec());
+        let may = |p: Predicate| Pruner::new(&m, &schema(), vec![p]).may_match(&f);
+        assert!(!may(cmp(1, CmpOp::Eq, Literal::Long(9))));
+        assert!(may(cmp(1, CmpOp::Eq, Literal::Long(10))));
+        assert!(may(cmp(1, CmpOp::Eq, Literal::Int(20))));
+        assert!(!may(cmp(1, CmpOp::Eq, Literal::Long(21))));
+        assert!(!may(cmp(1, CmpOp::Lt, Literal::Long(10))));
+        assert!(may(cmp(1, CmpOp::LtEq, Literal::Long(10))));
+        assert!(!may(cmp(1, CmpOp::Gt, Literal::Long(20))));
+        assert!(may(cmp(1, CmpOp::GtEq, Literal::Long(20))));
+        assert!(!may(Predicate::In {
+            field_id: 1,
+            values: vec![Literal::Long(1), Literal::Long(30)]
+        }));
+        assert!(may(Predicate::In {
+            field_id: 1,
+            values: vec![Literal::Long(1), Literal::Long(15)]
+        }));
+        // Unknown field ids and incomparable literals never prune.
+        assert!(may(cmp(99, CmpOp::Eq, Literal::Long(0))));
+        assert!(may(cmp(1, CmpOp::Eq, Literal::String("a".into()))));
+    }
+
+    #[test]
+    fn null_counts_prune() {
+        let m = metadata(vec![PartitionSpec::default()]);
+        let mut f = file(0, vec![]);
+        f.null_value_counts.insert(1, 0);
+        f.null_value_counts.insert(3, 10);
+        let may = |p: Predicate| Pruner::new(&m, &schema(), vec![p]).may_match(&f);
+        assert!(!may(Predicate::IsNull { field_id: 1 }));
+        assert!(may(Predicate::IsNotNull { field_id: 1 }));
+        assert!(may(Predicate::IsNull { field_id: 3 }));
+        assert!(!may(Predicate::IsNotNull { field_id: 3 }));
+        assert!(!may(cmp(3, CmpOp::Eq, Literal::String("a".into()))));
+        // No null counts for field 2: nothing known.
+        assert!(may(Predicate::IsNull { field_id: 2 }));
+    }
+
+    #[test]
+    fn floats_and_nan() {
+        let m = metadata(vec![PartitionSpec::default()]);
+        let mut f = file(0, vec![]);
+        f.lower_bounds.insert(2, (-0.0f64).to_le_bytes().to_vec());
+        f.upper_bounds.insert(2, 1.5f64.to_le_bytes().to_vec());
+        let may = |f: &DataFile, p: Predicate| Pruner::new(&m, &schema(), vec![p]).may_match(f);
+        assert!(may(&f, cmp(2, CmpOp::Eq, Literal::Double(0.0))));
+        assert!(!may(&f, cmp(2, CmpOp::Lt, Literal::Double(0.0))));
+        assert!(!may(&f, cmp(2, CmpOp::Eq, Literal::Double(2.0))));
+        // NaN count unknown: a NaN row may be "greater" than anything.
+        assert!(may(&f, cmp(2, CmpOp::Gt, Literal::Double(2.0))));
+        f.nan_value_counts.insert(2, 0);
+        assert!(!may(&f, cmp(2, CmpOp::Gt, Literal::Double(2.0))));
+        assert!(may(&f, cmp(2, CmpOp::Eq, Literal::Double(f64::NAN))));
+    }
+
+    #[test]
+    fn partitions_prune() {
+        let spec = PartitionSpec {
+            spec_id: 1,
+            fields: vec![
+                PartitionField {
+                    source_id: 3,
+                    field_id: 1000,
+                    name: "s".into(),
+                    transform: Transform::Identity,
+                },
+                PartitionField {
+                    source_id: 4,
+                    field_id: 1001,
+                    name: "ts_day".into(),
+                    transform: Transform::Day,
+                },
+                PartitionField {
+                    source_id: 5,
+                    field_id: 1002,
+                    name: "d_month".into(),
+                    transform: Transform::Month,
+                },
+                PartitionField {
+                    source_id: 1,
+                    field_id: 1003,
+                    name: "id_bucket".into(),
+                    transform: Transform::Bucket(4),
+                },
+            ],
+        };
+        let m = metadata(vec![spec]);
+        // s = 'a/b', ts in 1970-01-02, d in 1970-02, bucket 3.
+        let f = file(
+            1,
+            vec![
+                Some(Literal::String("a/b".into())),
+                Some(Literal::Date(1)),
+                Some(Literal::Int(1)),
+                Some(Literal::Int(3)),
+            ],
+        );
+        let may = |p: Predicate| Pruner::new(&m, &schema(), vec![p]).may_match(&f);
+        assert!(may(cmp(3, CmpOp::Eq, Literal::String("a/b".into()))));
+        assert!(!may(cmp(3, CmpOp::Eq, Literal::String("a".into()))));
+        assert!(!may(Predicate::IsNull { field_id: 3 }));
+        let day = 86_400_000_000i64;
+        assert!(may(cmp(4, CmpOp::Eq, Literal::Timestamp(day + 5))));
+        assert!(!may(cmp(4, CmpOp::Lt, Literal::Timestamp(day))));
+        assert!(may(cmp(4, CmpOp::LtEq, Literal::Timestamp(day))));
+        assert!(!may(cmp(4, CmpOp::GtEq, Literal::Timestamp(2 * day))));
+        assert!(may(cmp(4, CmpOp::Gt, Literal::Timestamp(2 * day - 2))));
+        assert!(!may(cmp(4, CmpOp::Gt, Literal::Timestamp(2 * day - 1))));
+        // February 1970 is days 31..=58.
+        assert!(!may(cmp(5, CmpOp::Eq, Literal::Date(30))));
+        assert!(may(cmp(5, CmpOp::Eq, Literal::Date(31))));
+        assert!(may(cmp(5, CmpOp::Eq, Literal::Date(58))));
+        assert!(!may(cmp(5, CmpOp::Eq, Literal::Date(59))));
+        // Bucket transforms are not used.
+        assert!(may(cmp(1, CmpOp::Eq, Literal::Long(0))));
+        // A null identity value: every row is null.
+        let g = file(1, vec![None, None, None, None]);
+        let may_g = |p: Predicate| Pruner::new(&m, &schema(), vec![p]).may_match(&g);
+        assert!(may_g(Predicate::IsNull { field_id: 3 }));
+        assert!(!may_g(cmp(3, CmpOp::Eq, Literal::String("a".into()))));
+        assert!(!may_g(Predicate::IsNotNull { field_id: 4 }));
+    }
+
+    #[test]
+    fn string_truncate_partitions() {
+        let spec = PartitionSpec {
+            spec_id: 2,
+            fields: vec![PartitionField {
+                source_id: 3,
+                field_id: 1000,
+                name: "s_trunc".into(),
+                transform: Transform::Truncate(3),
+            }],
+        };
+        let m = metadata(vec![spec]);
+        let f = file(2, vec![Some(Literal::String("abc".into()))]);
+        let may = |p: Predicate| Pruner::new(&m, &schema(), vec![p]).may_match(&f);
+        assert!(may(cmp(3, CmpOp::Eq, Literal::String("abcdef".into()))));
+        assert!(!may(cmp(3, CmpOp::Eq, Literal::String("abd".into()))));
+        assert!(!may(cmp(3, CmpOp::Eq, Literal::String("ab".into()))));
+        assert!(may(cmp(3, CmpOp::Lt, Literal::String("a".into()))));
+    }
+}

@@ -1,0 +1,69 @@
+//! `icefloe_fdw`: a Postgres foreign-data wrapper that reads Apache Iceberg tables (format
+//! versions 1 to 3) through the Icefloe core reader: deletion vectors, position and equality
+//! deletes, row lineage (`_row_id`, `_last_updated_sequence_number`), `initial-default`,
+//! schema evolution and time travel all come from the core; this crate maps Arrow batches to
+//! tuples, options to tables, and WHERE conditions to file pruning.
+//!
+//! ```sql
+//! CREATE EXTENSION icefloe_fdw;
+//! CREATE SERVER lake FOREIGN DATA WRAPPER icefloe OPTIONS (warehouse 'file:///data/warehouse');
+//! IMPORT FOREIGN SCHEMA db FROM SERVER lake INTO public;
+//! SELECT _row_id, * FROM events WHERE id = 42;
+//! ```
+
+use pgrx::prelude::*;
+
+::pgrx::pg_module_magic!(name, version);
+
+pub mod convert;
+pub mod error;
+pub mod fdw;
+pub mod import;
+pub mod options;
+pub mod pgutil;
+pub mod quals;
+pub mod runtime;
+pub mod snapshots;
+
+use error::OrReport;
+
+extension_sql!(
+    r#"
+CREATE FUNCTION icefloe_fdw_handler() RETURNS fdw_handler
+    AS 'MODULE_PATHNAME', 'icefloe_fdw_handler' LANGUAGE C STRICT;
+CREATE FUNCTION icefloe_fdw_validator(text[], oid) RETURNS void
+    AS 'MODULE_PATHNAME', 'icefloe_fdw_validator' LANGUAGE C STRICT;
+CREATE FOREIGN DATA WRAPPER icefloe HANDLER icefloe_fdw_handler VALIDATOR icefloe_fdw_validator;
+COMMENT ON FOREIGN DATA WRAPPER icefloe IS 'Apache Iceberg tables (format versions 1 to 3), read-only';
+"#,
+    name = "icefloe_fdw_objects",
+    finalize,
+);
+
+/// `PG_FUNCTION_INFO_V1(icefloe_fdw_validator)`.
+#[unsafe(no_mangle)]
+#[doc(hidden)]
+pub extern "C" fn pg_finfo_icefloe_fdw_validator() -> &'static pg_sys::Pg_finfo_record {
+    const V1: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
+    &V1
+}
+
+/// The validator of the wrapper's options: called by CREATE/ALTER SERVER, USER MAPPING,
+/// FOREIGN TABLE (and its columns) with the complete option list.
+#[unsafe(no_mangle)]
+#[pg_guard]
+pub unsafe extern "C-unwind" fn icefloe_fdw_validator(
+    fcinfo: pg_sys::FunctionCallInfo,
+) -> pg_sys::Datum {
+    let list = if pgrx::fcinfo::pg_arg_is_null(fcinfo, 0) {
+        std::ptr::null_mut()
+    } else {
+        pg_sys::untransformRelOptions(pgrx::fcinfo::pg_getarg_datum_raw(fcinfo, 0))
+    };
+    let catalog: pg_sys::Oid = pgrx::fcinfo::pg_getarg(fcinfo, 1).unwrap_or(pg_sys::InvalidOid);
+    let opts = options::read_def_list(list);
+    if let Some(target) = options::OptionTarget::from_catalog(catalog) {
+        options::validate(&opts, target).or_report();
+    }
+    pgrx::fcinfo::pg_return_void()
+}

@@ -1,0 +1,382 @@
+//! WHERE conditions → the core's pruning predicates. Only conditions that mean the same in
+//! Postgres and in the core's pruning rules are taken: `column op constant` with a built-in
+//! comparison operator (`=`, `<`, `<=`, `>`, `>=`, either side), `column IN (constants)`
+//! (`= ANY(array)`), `column IS [NOT] NULL`, a boolean column alone or under NOT, and ANDs of
+//! these. String ranges are taken only under the C/POSIX collation (Iceberg bounds are in byte
+//! order) and string equality only under deterministic collations. Nanosecond timestamp
+//! columns are never pushed (Postgres sees them truncated to microseconds). Postgres rechecks
+//! every condition on every row: predicates only decide which files are read.
+
+use std::collections::HashMap;
+use std::ffi::CStr;
+
+use icefloe_core::scan::prune::{CmpOp, Predicate};
+use icefloe_core::spec::{Literal, PrimitiveType};
+use pgrx::pg_sys::{self, Datum, Oid};
+use pgrx::{is_a, FromDatum};
+
+use crate::options::PG_EPOCH_OFFSET_MICROS;
+
+/// A column the scan reads, as pushdown needs it.
+#[derive(Debug, Clone)]
+pub struct PushColumn {
+    /// Iceberg field id.
+    pub field_id: i32,
+    /// Iceberg column name (for EXPLAIN).
+    pub name: String,
+    /// Its type in the schema read.
+    pub ty: PrimitiveType,
+}
+
+/// A predicate and how EXPLAIN shows it.
+#[derive(Debug, Clone)]
+pub struct Pushed {
+    /// What the core prunes with.
+    pub predicate: Predicate,
+    /// The condition as EXPLAIN shows it.
+    pub display: String,
+}
+
+/// The predicates that can be derived from `quals` (an implicitly ANDed list of expressions of
+/// the plan), for Vars of range-table entry `scanrelid` whose attribute numbers are in
+/// `columns`.
+///
+/// # Safety
+/// `quals` must be a valid expression list of a plan tree.
+pub unsafe fn extract(
+    quals: *mut pg_sys::List,
+    scanrelid: u32,
+    columns: &HashMap<i16, PushColumn>,
+) -> Vec<Pushed> {
+    let mut out = Vec::new();
+    for node in list_nodes(quals) {
+        walk(node, scanrelid, columns, &mut out);
+    }
+    out
+}
+
+unsafe fn list_nodes(list: *mut pg_sys::List) -> Vec<*mut pg_sys::Node> {
+    if list.is_null() {
+        return Vec::new();
+    }
+    (0..(*list).length)
+        .map(|i| pg_sys::list_nth(list, i) as *mut pg_sys::Node)
+        .collect()
+}
+
+unsafe fn walk(
+    node: *mut pg_sys::Node,
+    scanrelid: u32,
+    columns: &HashMap<i16, PushColumn>,
+    out: &mut Vec<Pushed>,
+) {
+    if node.is_null() {
+        return;
+    }
+    if is_a(node, pg_sys::NodeTag::T_BoolExpr) {
+        let b = node as *mut pg_sys::BoolExpr;
+        match (*b).boolop {
+            pg_sys::BoolExprType::AND_EXPR => {
+                for n in list_nodes((*b).args) {
+                    walk(n, scanrelid, columns, out);
+                }
+            }
+            pg_sys::BoolExprType::NOT_EXPR => {
+                let args = list_nodes((*b).args);
+                if let [arg] = args.as_slice() {
+                    if let Some(c) = column_of(*arg, scanrelid, columns) {
+                        push_bool(c, false, out);
+                    }
+                }
+            }
+            _ => {}
+        }
+        return;
+    }
+    if let Some(c) = column_of(node, scanrelid, columns) {
+        push_bool(c, true, out);
+        return;
+    }
+    if is_a(node, pg_sys::NodeTag::T_OpExpr) {
+        let op = node as *mut pg_sys::OpExpr;
+        let args = list_nodes((*op).args);
+        let [l, r] = args.as_slice() else { return };
+        let Some(cmp) = comparison((*op).opno) else {
+            return;
+        };
+        let (col, konst, cmp) = match (
+            column_of(*l, scanrelid, columns),
+            column_of(*r, scanrelid, columns),
+        ) {
+            (Some(c), None) => (c, *r, cmp),
+            (None, Some(c)) => (c, *l, cmp.commute()),
+            _ => return,
+        };
+        if !collation_allows(&col.ty, (*op).inputcollid, cmp == CmpOp::Eq) {
+            return;
+        }
+        let Some((value, text)) = const_literal(konst, &col.ty) else {
+            return;
+        };
+        out.push(Pushed {
+            display: format!("{} {} {}", col.name, cmp.symbol(), text),
+            predicate: Predicate::Cmp {
+                field_id: col.field_id,
+                op: cmp,
+                value,
+            },
+        });
+        return;
+    }
+    if is_a(node, pg_sys::NodeTag::T_ScalarArrayOpExpr) {
+        let op = node as *mut pg_sys::ScalarArrayOpExpr;
+        if !(*op).useOr || comparison((*op).opno) != Some(CmpOp::Eq) {
+            return;
+        }
+        let args = list_nodes((*op).args);
+        let [l, r] = args.as_slice() else { return };
+        let Some(col) = column_of(*l, scanrelid, columns) else {
+            return;
+        };
+        if !collation_allows(&col.ty, (*op).inputcollid, true) {
+            return;
+        }
+        let Some(items) = const_array(*r, &col.ty) else {
+            return;
+        };
+        let display = format!(
+            "{} IN ({})",
+            col.name,
+            items
+                .iter()
+                .map(|(_, t)| t.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let values = items.into_iter().map(|(l, _)| l).collect();
+        out.push(Pushed {
+            display,
+            predicate: Predicate::In {
+                field_id: col.field_id,
+                values,
+            },
+        });
+        return;
+    }
+    if is_a(node, pg_sys::NodeTag::T_NullTest) {
+        let t = node as *mut pg_sys::NullTest;
+        if (*t).argisrow {
+            return;
+        }
+        let Some(col) = column_of((*t).arg as *mut pg_sys::Node, scanrelid, columns) else {
+            return;
+        };
+        let is_null = (*t).nulltesttype == pg_sys::NullTestType::IS_NULL;
+        out.push(Pushed {
+            display: format!("{} IS {}NULL", col.name, if is_null { "" } else { "NOT " }),
+            predicate: if is_null {
+                Predicate::IsNull {
+                    field_id: col.field_id,
+                }
+            } else {
+                Predicate::IsNotNull {
+                    field_id: col.field_id,
+                }
+            },
+        });
+    }
+}
+
+fn push_bool(c: &PushColumn, value: bool, out: &mut Vec<Pushed>) {
+    if c.ty == PrimitiveType::Boolean {
+        out.push(Pushed {
+            display: format!("{} = {value}", c.name),
+            predicate: Predicate::Cmp {
+                field_id: c.field_id,
+                op: CmpOp::Eq,
+                value: Literal::Boolean(value),
+            },
+        });
+    }
+}
+
+/// The pushable column a node refers to (a Var of the scanned relation, maybe relabelled).
+unsafe fn column_of(
+    mut node: *mut pg_sys::Node,
+    scanrelid: u32,
+    columns: &HashMap<i16, PushColumn>,
+) -> Option<&PushColumn> {
+    while !node.is_null() && is_a(node, pg_sys::NodeTag::T_RelabelType) {
+        node = (*(node as *mut pg_sys::RelabelType)).arg as *mut pg_sys::Node;
+    }
+    if node.is_null() || !is_a(node, pg_sys::NodeTag::T_Var) {
+        return None;
+    }
+    let v = node as *mut pg_sys::Var;
+    if (*v).varno as i64 != scanrelid as i64 || (*v).varlevelsup != 0 {
+        return None;
+    }
+    columns.get(&(*v).varattno)
+}
+
+/// The comparison a built-in operator performs, if it is one of `= < <= > >=`.
+unsafe fn comparison(opno: Oid) -> Option<CmpOp> {
+    if opno.to_u32() >= pg_sys::FirstNormalObjectId {
+        return None;
+    }
+    let name = pg_sys::get_opname(opno);
+    if name.is_null() {
+        return None;
+    }
+    Some(match CStr::from_ptr(name).to_bytes() {
+        b"=" => CmpOp::Eq,
+        b"<" => CmpOp::Lt,
+        b"<=" => CmpOp::LtEq,
+        b">" => CmpOp::Gt,
+        b">=" => CmpOp::GtEq,
+        _ => return None,
+    })
+}
+
+/// OIDs of the built-in `C` and `POSIX` collations (fixed in pg_collation.dat; Postgres 18's
+/// headers no longer name the second).
+const C_COLLATION_OID: u32 = 950;
+const POSIX_COLLATION_OID: u32 = 951;
+
+/// Whether a string comparison under `collation` orders like Iceberg bounds (bytes).
+unsafe fn collation_allows(ty: &PrimitiveType, collation: Oid, equality: bool) -> bool {
+    if *ty != PrimitiveType::String {
+        return true;
+    }
+    let c = collation.to_u32();
+    if c == C_COLLATION_OID || c == POSIX_COLLATION_OID {
+        return true;
+    }
+    equality && collation != pg_sys::InvalidOid && pg_sys::get_collation_isdeterministic(collation)
+}
+
+/// The literal of a non-null Const in the column's units; `None` if it is not a Const of a
+/// type that compares with the column exactly.
+unsafe fn const_literal(node: *mut pg_sys::Node, ty: &PrimitiveType) -> Option<(Literal, String)> {
+    if node.is_null() || !is_a(node, pg_sys::NodeTag::T_Const) {
+        return None;
+    }
+    let c = node as *mut pg_sys::Const;
+    if (*c).constisnull {
+        return None;
+    }
+    let l = datum_literal((*c).constvalue, (*c).consttype, ty)?;
+    Some((l, show_datum((*c).constvalue, (*c).consttype)))
+}
+
+unsafe fn datum_literal(d: Datum, typid: Oid, ty: &PrimitiveType) -> Option<Literal> {
+    use PrimitiveType as P;
+    let t = typid;
+    Some(match ty {
+        P::Boolean if t == pg_sys::BOOLOID => Literal::Boolean(bool::from_datum(d, false)?),
+        P::Int | P::Long if t == pg_sys::INT2OID => Literal::Int(i16::from_datum(d, false)? as i32),
+        P::Int | P::Long if t == pg_sys::INT4OID => Literal::Int(i32::from_datum(d, false)?),
+        P::Int | P::Long if t == pg_sys::INT8OID => Literal::Long(i64::from_datum(d, false)?),
+        P::Float | P::Double if t == pg_sys::FLOAT4OID => {
+            Literal::Float(f32::from_datum(d, false)?)
+        }
+        P::Float | P::Double if t == pg_sys::FLOAT8OID => {
+            Literal::Double(f64::from_datum(d, false)?)
+        }
+        P::Decimal { scale, .. } if t == pg_sys::NUMERICOID => {
+            let text = pgrx::AnyNumeric::from_datum(d, false)?.to_string();
+            Literal::Decimal(icefloe_core::spec::literal::parse_decimal(&text, *scale)?)
+        }
+        P::String if t == pg_sys::TEXTOID || t == pg_sys::VARCHAROID => {
+            Literal::String(String::from_datum(d, false)?)
+        }
+        P::Date if t == pg_sys::DATEOID => {
+            let v = i32::from_datum(d, false)?;
+            if v == i32::MIN || v == i32::MAX {
+                return None; // -infinity, infinity
+            }
+            Literal::Date(v.checked_add(10_957)?)
+        }
+        P::Time if t == pg_sys::TIMEOID => Literal::Time(i64::from_datum(d, false)?),
+        P::Timestamp if t == pg_sys::TIMESTAMPOID => Literal::Timestamp(timestamp_micros(d)?),
+        P::Timestamptz if t == pg_sys::TIMESTAMPTZOID => Literal::Timestamp(timestamp_micros(d)?),
+        P::Uuid if t == pg_sys::UUIDOID => {
+            Literal::Uuid(*pgrx::Uuid::from_datum(d, false)?.as_bytes())
+        }
+        P::Binary | P::Fixed(_) if t == pg_sys::BYTEAOID => {
+            Literal::Binary(<&[u8]>::from_datum(d, false)?.to_vec())
+        }
+        _ => return None,
+    })
+}
+
+unsafe fn timestamp_micros(d: Datum) -> Option<i64> {
+    let v = i64::from_datum(d, false)?;
+    if v == i64::MIN || v == i64::MAX {
+        return None; // -infinity, infinity
+    }
+    v.checked_add(PG_EPOCH_OFFSET_MICROS)
+}
+
+/// The non-null elements of a constant array, as literals; `None` if any element does not
+/// convert.
+unsafe fn const_array(
+    node: *mut pg_sys::Node,
+    ty: &PrimitiveType,
+) -> Option<Vec<(Literal, String)>> {
+    if node.is_null() || !is_a(node, pg_sys::NodeTag::T_Const) {
+        return None;
+    }
+    let c = node as *mut pg_sys::Const;
+    if (*c).constisnull {
+        return None;
+    }
+    let arr = pg_sys::pg_detoast_datum((*c).constvalue.cast_mut_ptr()) as *mut pg_sys::ArrayType;
+    let elem = (*arr).elemtype;
+    let (len, byval, align) = crate::pgutil::typlenbyvalalign(elem);
+    let mut values: *mut Datum = std::ptr::null_mut();
+    let mut nulls: *mut bool = std::ptr::null_mut();
+    let mut n: i32 = 0;
+    pg_sys::deconstruct_array(
+        arr,
+        elem,
+        len as i32,
+        byval,
+        align,
+        &mut values,
+        &mut nulls,
+        &mut n,
+    );
+    let mut out = Vec::with_capacity(n.max(0) as usize);
+    for i in 0..n.max(0) as usize {
+        if *nulls.add(i) {
+            continue; // x = NULL is never true
+        }
+        let d = *values.add(i);
+        out.push((datum_literal(d, elem, ty)?, show_datum(d, elem)));
+    }
+    Some(out)
+}
+
+/// A constant as EXPLAIN shows it: its Postgres text, quoted unless a number or boolean.
+unsafe fn show_datum(d: Datum, typid: Oid) -> String {
+    let mut out_fn = pg_sys::InvalidOid;
+    let mut varlena = false;
+    pg_sys::getTypeOutputInfo(typid, &mut out_fn, &mut varlena);
+    let text = pg_sys::OidOutputFunctionCall(out_fn, d);
+    let s = CStr::from_ptr(text).to_string_lossy().into_owned();
+    let numeric = [
+        pg_sys::INT2OID,
+        pg_sys::INT4OID,
+        pg_sys::INT8OID,
+        pg_sys::FLOAT4OID,
+        pg_sys::FLOAT8OID,
+        pg_sys::NUMERICOID,
+        pg_sys::BOOLOID,
+    ];
+    if numeric.contains(&typid) {
+        s
+    } else {
+        format!("'{}'", s.replace('\'', "''"))
+    }
+}

@@ -1,0 +1,66 @@
+//! The async core runs on one tokio current-thread runtime per backend, created on first use.
+//! Futures only run while the backend's own thread blocks on them, so no Postgres function is
+//! ever called from another thread. Blocking-pool threads (local file reads) block every signal,
+//! so Postgres' signal handlers always run on the backend's thread.
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::time::Duration;
+
+use tokio::runtime::{Builder, Runtime};
+
+use crate::error::FdwError;
+
+thread_local! {
+    static RUNTIME: RefCell<Option<Runtime>> = const { RefCell::new(None) };
+}
+
+/// How often a blocked wait checks for a query cancel.
+const INTERRUPT_POLL: Duration = Duration::from_millis(100);
+
+fn block_signals_on_this_thread() {
+    // SAFETY: plain libc calls on a sigset_t owned by this frame.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut set);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}
+
+fn new_runtime() -> Result<Runtime, FdwError> {
+    Builder::new_current_thread()
+        .enable_all()
+        .on_thread_start(block_signals_on_this_thread)
+        .thread_name("icefloe-io")
+        .build()
+        .map_err(|e| FdwError::Runtime(e.to_string()))
+}
+
+/// Runs `f` to completion on the backend's runtime.
+pub fn block_on<F: Future>(f: F) -> Result<F::Output, FdwError> {
+    RUNTIME.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            *slot = Some(new_runtime()?);
+        }
+        match slot.as_ref() {
+            Some(rt) => Ok(rt.block_on(f)),
+            None => Err(FdwError::Runtime("no runtime".into())),
+        }
+    })
+}
+
+/// Runs `f` to completion, checking for query cancel and termination every 100 ms while it
+/// waits: a pending cancel raises the ERROR through Postgres, which drops `f`.
+pub fn block_on_interruptible<F: Future>(f: F) -> Result<F::Output, FdwError> {
+    let mut f = Box::pin(f);
+    loop {
+        let out = block_on(async { tokio::time::timeout(INTERRUPT_POLL, &mut f).await })?;
+        match out {
+            Ok(v) => return Ok(v),
+            Err(_elapsed) => {
+                pgrx::check_for_interrupts!();
+            }
+        }
+    }
+}

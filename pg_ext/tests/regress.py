@@ -712,7 +712,7 @@ def setup():
     psql("DROP DATABASE IF EXISTS icefloe_regress", db="postgres")
     psql("CREATE DATABASE icefloe_regress", db="postgres")
     psql("DROP ROLE IF EXISTS alice; DROP ROLE IF EXISTS bob", db="postgres")
-    setup_sql = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sql", "setup.sql")
+    setup_sql = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "sql", "setup.sql")
     cmd = ["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-v", f"warehouse_url=file://{ARGS.warehouse}",
            "-h", ARGS.host, "-p", str(ARGS.port), "-U", ARGS.user, "-d", "icefloe_regress", "-f", setup_sql]
     p = subprocess.run(cmd, capture_output=True, text=True, env=PG_ENV)

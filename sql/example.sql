@@ -1,6 +1,6 @@
 -- An example session with icefloe_fdw over the fixture warehouse.
 -- Run as a superuser (or a member of pg_read_server_files) in a scratch database:
---   psql -v warehouse=/abs/path/to/tests/fixtures/warehouse -f pg_ext/sql/example.sql
+--   psql -v warehouse=/abs/path/to/tests/fixtures/warehouse -f sql/example.sql
 -- The warehouse must be readable by the server's OS user (postgres).
 \set ON_ERROR_STOP on
 SET client_min_messages = warning;

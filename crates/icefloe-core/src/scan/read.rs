@@ -9,6 +9,7 @@ use arrow::array::{Array, ArrayRef, BooleanArray, Int64Array};
 use arrow::compute::{cast, filter_record_batch};
 use arrow::datatypes::SchemaRef;
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
+use arrow::row::RowConverter;
 use futures::StreamExt;
 use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
 use parquet::arrow::async_reader::ParquetRecordBatchStream;
@@ -57,7 +58,8 @@ pub struct TaskReader {
     path: String,
     /// Column index in the read batch of each needed field id.
     columns: HashMap<i32, usize>,
-    equality: Vec<Arc<EqualityDeleteSet>>,
+    /// Equality delete sets that apply, each with its key converter (built once per file).
+    equality: Vec<(Arc<EqualityDeleteSet>, RowConverter)>,
     cursor: PositionCursor,
 }
 
@@ -76,12 +78,12 @@ impl TaskReader {
         let mut equality = Vec::new();
         for d in &task.equality_deletes {
             let key = io.display(&io.resolve(&d.file.file_path));
-            equality.push(
-                get_or_load(&table.caches().equality_deletes, key, async {
-                    read_equality_deletes(io, &d.file, &ctx.types_by_id).await
-                })
-                .await?,
-            );
+            let set = get_or_load(&table.caches().equality_deletes, key, async {
+                read_equality_deletes(io, &d.file, &ctx.types_by_id).await
+            })
+            .await?;
+            let converter = set.converter()?;
+            equality.push((set, converter));
         }
         let builder = open_parquet(
             io,
@@ -115,7 +117,7 @@ impl TaskReader {
         }
 
         let mut needed: Vec<i32> = ctx.fields.iter().map(|f| f.id).collect();
-        for set in &equality {
+        for (set, _) in &equality {
             needed.extend(&set.equality_ids);
         }
         if ctx.lineage {
@@ -248,7 +250,7 @@ impl TaskReader {
         }
         let n = batch.num_rows();
         let mut keep = vec![true; n];
-        for set in &self.equality {
+        for (set, converter) in &self.equality {
             let mut keys = Vec::with_capacity(set.equality_ids.len());
             for (id, ty) in set.equality_ids.iter().zip(&set.types) {
                 let f = self.ctx.fields_by_id.get(id).ok_or_else(|| {
@@ -263,8 +265,7 @@ impl TaskReader {
                         .map_err(|e| crate::Error::data_file(&self.path, e.to_string()))?,
                 );
             }
-            let converter = set.converter()?;
-            for (k, deleted) in keep.iter_mut().zip(set.matches(&converter, &keys)?) {
+            for (k, deleted) in keep.iter_mut().zip(set.matches(converter, &keys)?) {
                 *k &= !deleted;
             }
         }

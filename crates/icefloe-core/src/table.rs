@@ -7,7 +7,7 @@ use crate::cache::{get_or_load, Caches};
 use crate::io::locate::{locate, maybe_gunzip};
 use crate::io::TableIo;
 use crate::spec::manifest_list::read_manifest_list;
-use crate::spec::{ManifestFile, Schema, Snapshot, TableMetadata};
+use crate::spec::{ManifestFile, RefType, Schema, Snapshot, TableMetadata};
 
 /// Which snapshot to read.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -158,12 +158,46 @@ impl Table {
         }
     }
 
-    /// The schema a snapshot reads with.
+    /// The schema a snapshot was written with (its `schema-id`; the current schema for a
+    /// table without snapshots). A read uses [`Table::read_schema`], which differs for the
+    /// current snapshot and branch heads.
     pub fn schema_for(&self, snapshot: Option<&Snapshot>) -> &Schema {
         match snapshot {
             Some(s) => self.metadata.snapshot_schema(s),
             None => self.metadata.current_schema(),
         }
+    }
+
+    /// The schema a read by `sel` uses, as Iceberg Java's `SnapshotUtil.schemaFor` does: the
+    /// current snapshot and a branch head read with the table's current schema (a column
+    /// added since shows its `initial-default` or NULL, a renamed column its new name); a
+    /// snapshot id, a timestamp or a tag reads with that snapshot's own schema.
+    pub fn read_schema(
+        &self,
+        sel: &SnapshotSelector,
+        snapshot: Option<&Snapshot>,
+    ) -> &Schema {
+        let current = match sel {
+            SnapshotSelector::Current => true,
+            SnapshotSelector::Ref(name) => self
+                .metadata
+                .refs
+                .get(name)
+                .is_none_or(|r| r.ref_type == RefType::Branch),
+            SnapshotSelector::Id(_) | SnapshotSelector::AsOf(_) => false,
+        };
+        if current {
+            self.metadata.current_schema()
+        } else {
+            self.schema_for(snapshot)
+        }
+    }
+
+    /// Resolves `sel` to the snapshot it reads and the schema it reads with (see
+    /// [`Table::select`] and [`Table::read_schema`]).
+    pub fn resolve(&self, sel: &SnapshotSelector) -> crate::Result<(Option<&Snapshot>, &Schema)> {
+        let snapshot = self.select(sel)?;
+        Ok((snapshot, self.read_schema(sel, snapshot)))
     }
 
     /// The manifest list of a snapshot (v1 snapshots listing manifests inline get entries

@@ -5,7 +5,6 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use arrow::array::ArrayRef;
-use arrow::compute::cast;
 use arrow::datatypes::DataType;
 use arrow::row::{RowConverter, SortField};
 use futures::TryStreamExt;
@@ -13,6 +12,7 @@ use parquet::arrow::ProjectionMask;
 
 use crate::io::parquet::open_parquet;
 use crate::io::TableIo;
+use crate::scan::adapt::cast_exact;
 use crate::scan::arrow_schema::{field_id, type_to_arrow};
 use crate::spec::{DataFile, Type};
 
@@ -127,7 +127,7 @@ pub async fn read_equality_deletes(
                     .iter()
                     .position(|r| r == root)
                     .expect("root is projected");
-                cast(batch.column(at), t).map_err(|e| err(e.to_string()))
+                cast_exact(batch.column(at), t).map_err(|e| err(e.to_string()))
             })
             .collect::<crate::Result<Vec<_>>>()?;
         let rows = converter

@@ -12,7 +12,8 @@ use arrow::array::{
     TimestampNanosecondArray, UInt32Array,
 };
 use arrow::buffer::OffsetBuffer;
-use arrow::compute::{cast, take};
+use arrow::compute::{cast_with_options, take, CastOptions};
+use arrow::error::ArrowError;
 use arrow::datatypes::{DataType, Field, FieldRef, Fields};
 
 use super::arrow_schema::{field_id, field_to_arrow, primitive_to_arrow, type_to_arrow};
@@ -60,7 +61,7 @@ pub fn adapt(
             if arr.data_type() == &target {
                 Ok(arr.clone())
             } else {
-                cast(arr, &target)
+                cast_exact(arr, &target)
                     .map_err(|e| err(format!("cannot read {} as {p}: {e}", arr.data_type())))
             }
         }
@@ -97,7 +98,7 @@ pub fn adapt(
                 let DataType::LargeList(f) = arr.data_type() else {
                     return Err(err(format!("expected a list, found {}", arr.data_type())));
                 };
-                cast(arr, &DataType::List(f.clone())).map_err(|e| err(e.to_string()))?
+                cast_exact(arr, &DataType::List(f.clone())).map_err(|e| err(e.to_string()))?
             };
             let list = arr
                 .as_any()
@@ -202,10 +203,10 @@ pub fn literal_array(lit: &Literal, ty: &Type) -> Result<ArrayRef, String> {
         (
             Literal::Timestamp(v),
             Type::Primitive(PrimitiveType::TimestampNs | PrimitiveType::TimestamptzNs),
-        ) => cast(&TimestampNanosecondArray::from(vec![*v]), &dt).map_err(|e| e.to_string())?,
-        (Literal::Timestamp(v), _) => {
-            cast(&TimestampMicrosecondArray::from(vec![*v]), &dt).map_err(|e| e.to_string())?
-        }
+        ) => cast_exact(&TimestampNanosecondArray::from(vec![*v]), &dt)
+            .map_err(|e| e.to_string())?,
+        (Literal::Timestamp(v), _) => cast_exact(&TimestampMicrosecondArray::from(vec![*v]), &dt)
+            .map_err(|e| e.to_string())?,
         (Literal::String(s), _) => Arc::new(StringArray::from(vec![s.as_str()])),
         (Literal::Uuid(u), _) => Arc::new(
             FixedSizeBinaryArray::try_from_iter(std::iter::once(u.as_slice()))
@@ -243,12 +244,7 @@ pub fn literal_array(lit: &Literal, ty: &Type) -> Result<ArrayRef, String> {
                     None => Ok(new_null_array(&type_to_arrow(&l.element), 1)),
                 })
                 .collect::<Result<Vec<_>, _>>()?;
-            let refs: Vec<&dyn Array> = parts.iter().map(|a| a.as_ref()).collect();
-            let values = if refs.is_empty() {
-                new_null_array(&type_to_arrow(&l.element), 0)
-            } else {
-                arrow::compute::concat(&refs).map_err(|e| e.to_string())?
-            };
+            let values = concat_or_empty(&parts, &type_to_arrow(&l.element))?;
             let DataType::List(f) = dt.clone() else {
                 return Err(bad());
             };
@@ -257,12 +253,64 @@ pub fn literal_array(lit: &Literal, ty: &Type) -> Result<ArrayRef, String> {
                     .map_err(|e| e.to_string())?,
             )
         }
+        (Literal::Map(entries), Type::Map(m)) => {
+            let DataType::Map(entries_field, sorted) = dt.clone() else {
+                return Err(bad());
+            };
+            let DataType::Struct(entry_fields) = entries_field.data_type().clone() else {
+                return Err(bad());
+            };
+            let keys = entries
+                .iter()
+                .map(|(k, _)| literal_array(k, &m.key))
+                .collect::<Result<Vec<_>, _>>()?;
+            let values = entries
+                .iter()
+                .map(|(_, v)| match v {
+                    Some(v) => literal_array(v, &m.value),
+                    None => Ok(new_null_array(&type_to_arrow(&m.value), 1)),
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let keys = concat_or_empty(&keys, &type_to_arrow(&m.key))?;
+            let values = concat_or_empty(&values, &type_to_arrow(&m.value))?;
+            let kv = StructArray::try_new(entry_fields, vec![keys, values], None)
+                .map_err(|e| e.to_string())?;
+            Arc::new(
+                MapArray::try_new(
+                    entries_field,
+                    OffsetBuffer::from_lengths([entries.len()]),
+                    kv,
+                    None,
+                    sorted,
+                )
+                .map_err(|e| e.to_string())?,
+            )
+        }
         _ => return Err(bad()),
     };
     if arr.data_type() != &dt {
-        return cast(&arr, &dt).map_err(|e| e.to_string());
+        return cast_exact(&arr, &dt).map_err(|e| e.to_string());
     }
     Ok(arr)
+}
+
+/// One array of all `parts` (one-row arrays of type `dt`), or an empty one.
+fn concat_or_empty(parts: &[ArrayRef], dt: &DataType) -> Result<ArrayRef, String> {
+    if parts.is_empty() {
+        return Ok(new_null_array(dt, 0));
+    }
+    let refs: Vec<&dyn Array> = parts.iter().map(|a| a.as_ref()).collect();
+    arrow::compute::concat(&refs).map_err(|e| e.to_string())
+}
+
+/// Casts `arr` to `to`, failing where a value does not fit (an overflow, a date past the range
+/// of `timestamp_ns`, bytes that are not UTF-8): Arrow's default cast would give NULL there.
+pub fn cast_exact(arr: &dyn Array, to: &DataType) -> Result<ArrayRef, ArrowError> {
+    let opts = CastOptions {
+        safe: false,
+        ..Default::default()
+    };
+    cast_with_options(arr, to, &opts)
 }
 
 /// Renders a Parquet variant group (`metadata`, `value` binaries) as JSON text.
@@ -274,13 +322,23 @@ fn variant_to_json(arr: &ArrayRef, path: &str) -> crate::Result<ArrayRef> {
             arr.data_type()
         ))
     })?;
+    // A shredded variant (`typed_value`, Parquet VariantShredding) is first merged back into
+    // its binary encoding, so that it reads as the same value as an unshredded one.
+    let unshredded;
+    let s = if s.column_by_name("typed_value").is_some() {
+        let va = parquet_variant_compute::VariantArray::try_new(s)
+            .and_then(|v| parquet_variant_compute::unshred_variant(&v))
+            .map_err(|e| err(format!("shredded variant: {e}")))?;
+        unshredded = va.into_inner();
+        &unshredded
+    } else {
+        s
+    };
     let child = |name: &str| -> crate::Result<BinaryArray> {
-        let c = s.column_by_name(name).ok_or_else(|| {
-            err(format!(
-                "variant column has no {name} field (shredded variants are not supported)"
-            ))
-        })?;
-        let c = cast(c, &DataType::Binary).map_err(|e| err(e.to_string()))?;
+        let c = s
+            .column_by_name(name)
+            .ok_or_else(|| err(format!("variant column has no {name} field")))?;
+        let c = cast_exact(c, &DataType::Binary).map_err(|e| err(e.to_string()))?;
         Ok(c.as_any()
             .downcast_ref::<BinaryArray>()
             .expect("cast to binary")

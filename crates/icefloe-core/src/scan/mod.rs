@@ -4,6 +4,7 @@
 pub mod adapt;
 pub mod arrow_schema;
 pub mod lineage;
+pub mod metadata_columns;
 pub mod plan;
 pub mod prune;
 pub mod read;
@@ -40,7 +41,9 @@ impl ScanBuilder {
         self
     }
 
-    /// Read only these top-level columns, in this order (default: all, in schema order).
+    /// Read only these top-level columns, in this order (default: all, in schema order). The
+    /// metadata columns `_file`, `_pos`, `_spec_id` and `_partition` can be named too (see
+    /// [`metadata_columns`]); a table column of the same name wins.
     pub fn columns(mut self, names: Vec<String>) -> Self {
         self.columns = Some(names);
         self
@@ -67,14 +70,15 @@ impl ScanBuilder {
     /// Resolves the snapshot and the projection. Errors: no such snapshot or ref, unknown column,
     /// invalid name mapping.
     pub fn build(self, table: &Table) -> crate::Result<Scan> {
-        let snapshot = table.select(&self.selector)?.cloned();
-        let schema = table.schema_for(snapshot.as_ref()).clone();
+        let (snapshot, schema) = table.resolve(&self.selector)?;
+        let (snapshot, schema) = (snapshot.cloned(), schema.clone());
         let fields: Vec<NestedField> = match &self.columns {
             None => schema.columns().to_vec(),
             Some(names) => names
                 .iter()
                 .map(|n| {
-                    schema.column(n).cloned().ok_or_else(|| {
+                    let meta = || metadata_columns::metadata_column(table.metadata(), n);
+                    schema.column(n).cloned().or_else(meta).ok_or_else(|| {
                         crate::Error::InvalidArgument(format!(
                             "no column {n:?} in schema {} (columns: {})",
                             schema.schema_id,

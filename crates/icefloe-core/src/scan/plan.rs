@@ -83,34 +83,29 @@ pub async fn load_manifest(
     mf: &ManifestFile,
 ) -> crate::Result<Arc<Vec<ManifestEntry>>> {
     let io = table.io();
+    let shown = io.display(&io.resolve(&mf.manifest_path));
+    let spec = table
+        .metadata()
+        .partition_spec(mf.partition_spec_id)
+        .ok_or_else(|| {
+            crate::Error::manifest(
+                &shown,
+                format!(
+                    "partition spec {} is not in the table metadata",
+                    mf.partition_spec_id
+                ),
+            )
+        })?;
+    let types = partition_types(table, spec);
+    // Everything the decoded entries depend on: the inherited values, and the partition
+    // types, which change when a source column is promoted (int -> long).
     let key = format!(
-        "{}#{}#{:?}#{}",
-        io.display(&io.resolve(&mf.manifest_path)),
-        mf.sequence_number,
-        mf.first_row_id,
-        mf.added_snapshot_id
+        "{shown}#{}#{:?}#{}#{}#{:?}",
+        mf.sequence_number, mf.first_row_id, mf.added_snapshot_id, mf.partition_spec_id, types
     );
-    get_or_load(&table.caches().manifests, key.clone(), async {
-        let spec = table
-            .metadata()
-            .partition_spec(mf.partition_spec_id)
-            .ok_or_else(|| {
-                crate::Error::manifest(
-                    &key,
-                    format!(
-                        "partition spec {} is not in the table metadata",
-                        mf.partition_spec_id
-                    ),
-                )
-            })?;
-        let types = partition_types(table, spec);
+    get_or_load(&table.caches().manifests, key, async {
         let bytes = io.read(&mf.manifest_path).await?;
-        read_manifest(
-            &bytes,
-            &io.display(&io.resolve(&mf.manifest_path)),
-            mf,
-            &types,
-        )
+        read_manifest(&bytes, &shown, mf, &types)
     })
     .await
 }

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, BooleanArray, Int64Array};
+use arrow::array::{new_null_array, Array, ArrayRef, BooleanArray, Int64Array};
 use arrow::compute::{cast, filter_record_batch};
 use arrow::datatypes::SchemaRef;
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
@@ -16,8 +16,9 @@ use parquet::arrow::async_reader::ParquetRecordBatchStream;
 use parquet::arrow::ProjectionMask;
 use roaring::RoaringTreemap;
 
-use super::adapt::{adapt, find_field, missing_column};
-use super::arrow_schema::{LAST_UPDATED_SEQ_FIELD_ID, ROW_ID_FIELD_ID};
+use super::adapt::{adapt, cast_exact, find_field, literal_array, missing_column};
+use super::arrow_schema::{type_to_arrow, LAST_UPDATED_SEQ_FIELD_ID, ROW_ID_FIELD_ID};
+use super::metadata_columns;
 use super::lineage::{last_updated, row_ids};
 use super::plan::FileScanTask;
 use crate::cache::get_or_load;
@@ -25,7 +26,7 @@ use crate::delete::equality::{read_equality_deletes, EqualityDeleteSet};
 use crate::delete::resolved::deleted_positions;
 use crate::io::parquet::{open_parquet, StoreFileReader};
 use crate::spec::name_mapping::{MappedField, NameMapping};
-use crate::spec::{NestedField, Type};
+use crate::spec::{Literal, NestedField, Transform, Type};
 use crate::table::Table;
 
 /// Rows per Arrow batch.
@@ -60,6 +61,14 @@ pub struct TaskReader {
     columns: HashMap<i32, usize>,
     /// Equality delete sets that apply, each with its key converter (built once per file).
     equality: Vec<(Arc<EqualityDeleteSet>, RowConverter)>,
+    /// Values for fields the file lacks, by field id: identity partition values (spec:
+    /// "Column Projection", first rule) and the metadata columns that are constant per file.
+    constants: HashMap<i32, Option<Literal>>,
+    /// The file has no field ids: identity partition values then win over columns found
+    /// through the name mapping, as the projection rules order them.
+    partition_first: bool,
+    /// Whether rows need their file positions (lineage or `_pos`).
+    positions: bool,
     cursor: PositionCursor,
 }
 
@@ -77,7 +86,14 @@ impl TaskReader {
         let deleted = deleted_positions(table, &task).await?;
         let mut equality = Vec::new();
         for d in &task.equality_deletes {
-            let key = io.display(&io.resolve(&d.file.file_path));
+            // The keys are decoded to the table's current types of the delete columns.
+            let types: Vec<Option<&Type>> = d
+                .file
+                .equality_ids
+                .iter()
+                .map(|id| ctx.types_by_id.get(id))
+                .collect();
+            let key = format!("{}#{types:?}", io.display(&io.resolve(&d.file.file_path)));
             let set = get_or_load(&table.caches().equality_deletes, key, async {
                 read_equality_deletes(io, &d.file, &ctx.types_by_id).await
             })
@@ -116,6 +132,26 @@ impl TaskReader {
             ));
         }
 
+        let mut constants = HashMap::new();
+        let metadata = table.metadata();
+        if let Some(spec) = metadata.partition_spec(task.data_file.spec_id) {
+            for (pf, value) in spec.fields.iter().zip(&task.data_file.partition) {
+                if pf.transform == Transform::Identity {
+                    constants.insert(pf.source_id, value.clone());
+                }
+            }
+        }
+        for f in &ctx.fields {
+            if let Some(v) = metadata_columns::constant(f, &task, metadata) {
+                constants.insert(f.id, v);
+            }
+        }
+        let positions = ctx.lineage
+            || ctx
+                .fields
+                .iter()
+                .any(|f| f.id == metadata_columns::POS_FIELD_ID);
+
         let mut needed: Vec<i32> = ctx.fields.iter().map(|f| f.id).collect();
         for (set, _) in &equality {
             needed.extend(&set.equality_ids);
@@ -146,6 +182,9 @@ impl TaskReader {
             path: path.clone(),
             columns,
             equality,
+            constants,
+            partition_first: !has_ids,
+            positions,
             cursor: PositionCursor::new(runs.clone()),
             task,
         };
@@ -185,21 +224,35 @@ impl TaskReader {
         }
     }
 
-    fn column(&self, batch: &RecordBatch, f: &NestedField) -> crate::Result<ArrayRef> {
+    /// The column of field `f` for `batch`, whose rows are at file `positions` (needed only
+    /// for `_pos`). Follows the spec's column projection rules, in order.
+    fn column(
+        &self,
+        batch: &RecordBatch,
+        f: &NestedField,
+        positions: &[u64],
+    ) -> crate::Result<ArrayRef> {
         let mapping = self.ctx.name_mapping.as_ref().map(|m| m.fields.as_slice());
-        match self.columns.get(&f.id) {
-            Some(i) => {
+        let n = batch.num_rows();
+        let in_file = self.columns.get(&f.id);
+        let constant = self.constants.get(&f.id);
+        match (in_file, constant) {
+            (Some(i), c) if c.is_none() || !self.partition_first => {
                 let children = mapping.and_then(|m| child_mapping(m, f.id));
                 let col = batch.column(*i);
                 adapt(col, &f.field_type, children, &self.path)
             }
-            None => missing_column(f, batch.num_rows(), &self.path),
+            (_, Some(value)) => constant_column(value.as_ref(), f, n, &self.path),
+            (None, None) if f.id == metadata_columns::POS_FIELD_ID => Ok(Arc::new(
+                Int64Array::from_iter_values(positions.iter().map(|p| *p as i64)),
+            )),
+            _ => missing_column(f, n, &self.path),
         }
     }
 
     fn convert(&mut self, batch: &RecordBatch) -> crate::Result<RecordBatch> {
         let n = batch.num_rows();
-        let positions = if self.ctx.lineage {
+        let positions = if self.positions {
             self.cursor.take(n)
         } else {
             Vec::new()
@@ -228,7 +281,7 @@ impl TaskReader {
             ));
         }
         for f in &self.ctx.fields {
-            cols.push(self.column(batch, f)?);
+            cols.push(self.column(batch, f, &positions)?);
         }
         let out = RecordBatch::try_new_with_options(
             self.ctx.schema.clone(),
@@ -259,9 +312,9 @@ impl TaskReader {
                         format!("equality field id {id} is in no schema"),
                     )
                 })?;
-                let col = self.column(batch, f)?;
+                let col = self.column(batch, f, &[])?;
                 keys.push(
-                    cast(&col, ty)
+                    cast_exact(&col, ty)
                         .map_err(|e| crate::Error::data_file(&self.path, e.to_string()))?,
                 );
             }
@@ -274,6 +327,23 @@ impl TaskReader {
         }
         Ok(Some(BooleanArray::from(keep)))
     }
+}
+
+/// `value` (a partition or metadata value; `None` = null) repeated for `len` rows as `f`'s type.
+fn constant_column(
+    value: Option<&Literal>,
+    f: &NestedField,
+    len: usize,
+    path: &str,
+) -> crate::Result<ArrayRef> {
+    let one = match value {
+        Some(v) => literal_array(v, &f.field_type).map_err(|r| {
+            crate::Error::data_file(path, format!("partition value of {}: {r}", f.name))
+        })?,
+        None => return Ok(new_null_array(&type_to_arrow(&f.field_type), len)),
+    };
+    let idx = arrow::array::UInt32Array::from(vec![0u32; len]);
+    arrow::compute::take(&one, &idx, None).map_err(|e| crate::Error::data_file(path, e.to_string()))
 }
 
 /// The name-mapping children of a top-level field id.

@@ -34,10 +34,28 @@ const EPOCH: NaiveDate = match NaiveDate::from_ymd_opt(1970, 1, 1) {
     None => unreachable!(),
 };
 
+/// Which default a value is: struct defaults omit their sub-fields, which then take the
+/// sub-field's own default of the same kind (spec: "Default values").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DefaultKind {
+    /// `initial-default`.
+    Initial,
+    /// `write-default`.
+    Write,
+}
+
 impl Literal {
-    /// Parses the JSON single-value serialization of a value of type `ty`. The error string
-    /// says what did not fit.
+    /// Parses the JSON single-value serialization of a value of type `ty`; a sub-field a
+    /// struct value omits takes its `initial-default` (or null). The error string says what
+    /// did not fit.
     pub fn from_json(v: &Json, ty: &Type) -> Result<Literal, String> {
+        Literal::default_from_json(v, ty, DefaultKind::Initial)
+    }
+
+    /// Parses a field's `initial-default` or `write-default`. In a struct value (also inside
+    /// lists and maps), a sub-field the JSON object omits takes the sub-field's own default of
+    /// the same `kind`, or null when it has none, so that the result has one entry per field.
+    pub fn default_from_json(v: &Json, ty: &Type, kind: DefaultKind) -> Result<Literal, String> {
         let bad = || format!("{v} is not a valid {ty} value");
         match ty {
             Type::Primitive(p) => {
@@ -102,8 +120,12 @@ impl Literal {
                 let mut out = Vec::with_capacity(st.fields.len());
                 for f in &st.fields {
                     let val = match o.get(&f.id.to_string()) {
-                        None | Some(Json::Null) => None,
-                        Some(x) => Some(Literal::from_json(x, &f.field_type)?),
+                        None => match kind {
+                            DefaultKind::Initial => f.initial_default.clone(),
+                            DefaultKind::Write => f.write_default.clone(),
+                        },
+                        Some(Json::Null) => None,
+                        Some(x) => Some(Literal::default_from_json(x, &f.field_type, kind)?),
                     };
                     out.push((f.id, val));
                 }
@@ -114,7 +136,7 @@ impl Literal {
                 a.iter()
                     .map(|x| match x {
                         Json::Null => Ok(None),
-                        x => Literal::from_json(x, &l.element).map(Some),
+                        x => Literal::default_from_json(x, &l.element, kind).map(Some),
                     })
                     .collect::<Result<_, _>>()
                     .map(Literal::List)
@@ -127,10 +149,10 @@ impl Literal {
                 }
                 let mut out = Vec::with_capacity(keys.len());
                 for (k, val) in keys.iter().zip(values) {
-                    let k = Literal::from_json(k, &m.key)?;
+                    let k = Literal::default_from_json(k, &m.key, kind)?;
                     let val = match val {
                         Json::Null => None,
-                        x => Some(Literal::from_json(x, &m.value)?),
+                        x => Some(Literal::default_from_json(x, &m.value, kind)?),
                     };
                     out.push((k, val));
                 }

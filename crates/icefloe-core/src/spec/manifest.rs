@@ -186,8 +186,11 @@ pub fn read_manifest(
             .i64("snapshot_id")
             .unwrap_or(manifest.added_snapshot_id);
 
+        // Only live data entries take a range (spec: "First Row ID Inheritance"): the
+        // manifest list's first_row_id counts added and existing rows, never deleted ones.
         let mut first_row_id = df.i64("first_row_id");
-        if content == DataContent::Data && first_row_id.is_none() {
+        if content == DataContent::Data && status != EntryStatus::Deleted && first_row_id.is_none()
+        {
             if let Some(next) = next_row_id {
                 first_row_id = Some(next);
                 next_row_id = Some(next + record_count);

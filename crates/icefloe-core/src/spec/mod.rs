@@ -13,7 +13,7 @@ pub mod snapshot;
 pub mod sort_order;
 pub mod types;
 
-pub use literal::Literal;
+pub use literal::{DefaultKind, Literal};
 pub use manifest::{DataContent, DataFile, EntryStatus, FileFormat, ManifestEntry};
 pub use manifest_list::{ManifestContent, ManifestFile};
 pub use metadata::TableMetadata;

@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde_json::Value as Json;
 
-use super::literal::Literal;
+use super::literal::{DefaultKind, Literal};
 
 /// A primitive Iceberg type.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -197,10 +197,10 @@ impl NestedField {
             .get("type")
             .ok_or_else(|| crate::Error::metadata(path, format!("field {name} has no type")))?;
         let field_type = Type::from_json(ty, path)?;
-        let default = |key: &str| -> crate::Result<Option<Literal>> {
+        let default = |key: &str, kind: DefaultKind| -> crate::Result<Option<Literal>> {
             match o.get(key) {
                 None | Some(Json::Null) => Ok(None),
-                Some(d) => Literal::from_json(d, &field_type).map(Some).map_err(|e| {
+                Some(d) => Literal::default_from_json(d, &field_type, kind).map(Some).map_err(|e| {
                     crate::Error::metadata(path, format!("{key} of field {name}: {e}"))
                 }),
             }
@@ -209,8 +209,8 @@ impl NestedField {
             id,
             required: o.get("required").and_then(Json::as_bool).unwrap_or(false),
             doc: o.get("doc").and_then(Json::as_str).map(str::to_string),
-            initial_default: default("initial-default")?,
-            write_default: default("write-default")?,
+            initial_default: default("initial-default", DefaultKind::Initial)?,
+            write_default: default("write-default", DefaultKind::Write)?,
             name,
             field_type,
         })

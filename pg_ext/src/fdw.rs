@@ -14,7 +14,7 @@ use futures::StreamExt;
 use icefloe_core::scan::arrow_schema::{LAST_UPDATED_SEQ, ROW_ID};
 use icefloe_core::scan::prune::{PruneStats, Pruner};
 use icefloe_core::spec::Type;
-use icefloe_core::{FileScanTask, Scan, SnapshotSelector, Table};
+use icefloe_core::{FileScanTask, Scan, Table};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use pgrx::{PgMemoryContexts, PgTupleDesc};
@@ -379,9 +379,12 @@ unsafe fn begin(
     let natts = tupdesc.len();
     let used = used_attnums(plan);
 
-    // The snapshot and its schema.
+    // The snapshot and the schema the read uses (the core's rule: current and branch reads
+    // use the current schema, snapshot/tag/time reads the snapshot's).
     let snapshot = table.select(&resolved.selector)?.cloned();
-    let schema = table.schema_for(snapshot.as_ref()).clone();
+    let schema = table
+        .read_schema(&resolved.selector, snapshot.as_ref())
+        .clone();
     let known_anywhere = |name: &str| {
         table
             .metadata()
@@ -439,10 +442,7 @@ unsafe fn begin(
         }
     }
     let scan = Scan::builder()
-        .snapshot(match snapshot.as_ref() {
-            Some(s) => SnapshotSelector::Id(s.snapshot_id),
-            None => SnapshotSelector::Current,
-        })
+        .snapshot(resolved.selector.clone())
         .columns(columns.clone())
         .lineage(lineage)
         .build(&table)?;

@@ -119,7 +119,7 @@ unsafe fn import(
             Err(e) => return Err(e.into()),
         };
         let snapshot = table.select(&selector)?;
-        let schema = table.schema_for(snapshot);
+        let schema = table.read_schema(&selector, snapshot);
         let mut cols = vec![
             format!("{} bigint", quote_ident(ROW_ID)),
             format!("{} bigint", quote_ident(LAST_UPDATED_SEQ)),

@@ -24,6 +24,9 @@ Tables:
                       merge-on-read DELETE (a position delete file in partition p=1).
   meta_columns        format 3, identity(cat) then days(ts) added; a merge-on-read DELETE;
                       _file, _pos, _spec_id, _partition read back per snapshot.
+  cast_edges          format 3, a date 9999-12-31 and binary bytes that are not UTF-8; the tests
+                      edit its schema (date -> timestamp_ns, binary -> string) to check that a
+                      promotion or cast that does not fit is an error.
 
 Expected rows: one JSON object per line, fixtures/README.md's encoding.
 """
@@ -256,6 +259,17 @@ def meta_columns(spark):
     r.save(st)
 
 
+def cast_edges(spark):
+    t = "cast_edges"
+    st = run(spark, [
+        f"CREATE TABLE x.db.{t} (id bigint, d date, raw binary) USING iceberg TBLPROPERTIES ('format-version'='3')",
+        f"INSERT INTO x.db.{t} VALUES (1, DATE '2024-01-01', X'6869'), (2, DATE '9999-12-31', X'ff00fe')",
+    ])
+    r = Recorder(spark, t)
+    r.every_snapshot("*")
+    r.save(st)
+
+
 def main():
     only = set(sys.argv[1:])
     for g in only or ["."]:
@@ -263,7 +277,7 @@ def main():
     os.makedirs(os.path.join(WH, "db"), exist_ok=True)
     spark = make_spark()
     print("spark", spark.version, "iceberg", spark.sql("SELECT x.system.iceberg_version()").collect()[0][0])
-    gens = [lineage_v2_cow, add_files_identity, schema_rule, promote_delete, meta_columns]
+    gens = [lineage_v2_cow, add_files_identity, schema_rule, promote_delete, meta_columns, cast_edges]
     for g in gens:
         if only and g.__name__ not in only:
             continue

@@ -28,8 +28,7 @@ pub async fn snapshots(location: &str, format: ListFormat) -> Result<()> {
 /// Prints a snapshot's schema, one field per line, nested fields indented.
 pub async fn schema(location: &str, at: &SnapshotArgs) -> Result<()> {
     let table = Table::open(location).await?;
-    let snapshot = table.select(&at.selector()?)?;
-    let schema = table.schema_for(snapshot);
+    let (_, schema) = table.resolve(&at.selector()?)?;
     let mut rows = Vec::new();
     fn walk(fields: &[NestedField], depth: usize, rows: &mut Vec<Vec<String>>) {
         for f in fields {

@@ -172,11 +172,7 @@ impl Table {
     /// current snapshot and a branch head read with the table's current schema (a column
     /// added since shows its `initial-default` or NULL, a renamed column its new name); a
     /// snapshot id, a timestamp or a tag reads with that snapshot's own schema.
-    pub fn read_schema(
-        &self,
-        sel: &SnapshotSelector,
-        snapshot: Option<&Snapshot>,
-    ) -> &Schema {
+    pub fn read_schema(&self, sel: &SnapshotSelector, snapshot: Option<&Snapshot>) -> &Schema {
         let current = match sel {
             SnapshotSelector::Current => true,
             SnapshotSelector::Ref(name) => self

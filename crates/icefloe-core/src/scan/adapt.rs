@@ -13,8 +13,8 @@ use arrow::array::{
 };
 use arrow::buffer::OffsetBuffer;
 use arrow::compute::{cast_with_options, take, CastOptions};
-use arrow::error::ArrowError;
 use arrow::datatypes::{DataType, Field, FieldRef, Fields};
+use arrow::error::ArrowError;
 
 use super::arrow_schema::{field_id, field_to_arrow, primitive_to_arrow, type_to_arrow};
 use crate::spec::name_mapping::{lookup, MappedField};
@@ -203,8 +203,9 @@ pub fn literal_array(lit: &Literal, ty: &Type) -> Result<ArrayRef, String> {
         (
             Literal::Timestamp(v),
             Type::Primitive(PrimitiveType::TimestampNs | PrimitiveType::TimestamptzNs),
-        ) => cast_exact(&TimestampNanosecondArray::from(vec![*v]), &dt)
-            .map_err(|e| e.to_string())?,
+        ) => {
+            cast_exact(&TimestampNanosecondArray::from(vec![*v]), &dt).map_err(|e| e.to_string())?
+        }
         (Literal::Timestamp(v), _) => cast_exact(&TimestampMicrosecondArray::from(vec![*v]), &dt)
             .map_err(|e| e.to_string())?,
         (Literal::String(s), _) => Arc::new(StringArray::from(vec![s.as_str()])),

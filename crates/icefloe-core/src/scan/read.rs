@@ -18,8 +18,8 @@ use roaring::RoaringTreemap;
 
 use super::adapt::{adapt, cast_exact, find_field, literal_array, missing_column};
 use super::arrow_schema::{type_to_arrow, LAST_UPDATED_SEQ_FIELD_ID, ROW_ID_FIELD_ID};
-use super::metadata_columns;
 use super::lineage::{last_updated, row_ids};
+use super::metadata_columns;
 use super::plan::FileScanTask;
 use crate::cache::get_or_load;
 use crate::delete::equality::{read_equality_deletes, EqualityDeleteSet};

@@ -200,9 +200,11 @@ impl NestedField {
         let default = |key: &str, kind: DefaultKind| -> crate::Result<Option<Literal>> {
             match o.get(key) {
                 None | Some(Json::Null) => Ok(None),
-                Some(d) => Literal::default_from_json(d, &field_type, kind).map(Some).map_err(|e| {
-                    crate::Error::metadata(path, format!("{key} of field {name}: {e}"))
-                }),
+                Some(d) => Literal::default_from_json(d, &field_type, kind)
+                    .map(Some)
+                    .map_err(|e| {
+                        crate::Error::metadata(path, format!("{key} of field {name}: {e}"))
+                    }),
             }
         };
         Ok(NestedField {

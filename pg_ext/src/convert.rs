@@ -38,6 +38,12 @@ use crate::pgutil;
 const PG_EPOCH_OFFSET_DAYS: i32 = 10_957;
 /// Microseconds between 1970-01-01 and 2000-01-01.
 const PG_EPOCH_OFFSET_MICROS: i64 = crate::options::PG_EPOCH_OFFSET_MICROS;
+/// Postgres' smallest valid date (4714-11-24 BC, Julian day 0), in days since 2000-01-01.
+const PG_MIN_DATE: i32 = -2_451_545;
+/// Postgres' largest valid date (5874897-12-31), in days since 2000-01-01.
+const PG_MAX_DATE: i32 = 2_147_483_494 - 2_451_545 - 1;
+/// Microseconds in a day (Postgres' time runs to 24:00:00 inclusive).
+const USECS_PER_DAY: i64 = 86_400_000_000;
 /// Postgres' smallest valid timestamp (4714-11-24 00:00:00 BC), in its own epoch.
 const PG_MIN_TIMESTAMP: i64 = -211_813_488_000_000_000;
 /// One past Postgres' largest valid timestamp (294277-01-01 00:00:00), in its own epoch.
@@ -129,6 +135,35 @@ pub fn natural_type(field: &Field) -> Oid {
     }
 }
 
+/// The type modifier of a field's natural type: `numeric(P,S)` for decimals, else none (-1).
+pub fn natural_typmod(field: &Field) -> i32 {
+    match field.data_type() {
+        DataType::Decimal128(p, s) => ((*p as i32) << 16 | (*s as i32 & 0x7ff)) + 4,
+        DataType::List(elem) => natural_typmod(elem),
+        _ => -1,
+    }
+}
+
+/// Whether a declared type modifier keeps every value of `field` exactly: a `numeric(P,S)`
+/// at least as wide on both sides of the point, and `time(p)`/`timestamp(p)` of 6 digits.
+fn typmod_holds(field: &Field, typmod: i32) -> bool {
+    if typmod < 0 {
+        return true;
+    }
+    match field.data_type() {
+        DataType::Decimal128(p, s) => {
+            let t = typmod - 4;
+            let precision = (t >> 16) & 0xffff;
+            // The scale is an 11-bit signed field (negative scales exist since Postgres 15).
+            let raw = t & 0x7ff;
+            let scale = if raw & 0x400 != 0 { raw - 0x800 } else { raw };
+            scale >= *s as i32 && precision - scale >= *p as i32 - *s as i32
+        }
+        DataType::Time64(_) | DataType::Timestamp(..) => typmod >= 6,
+        _ => true,
+    }
+}
+
 /// Whether a list element maps to a Postgres array element (a primitive, not a variant).
 fn is_array_element(elem: &Field) -> bool {
     let variant = elem.metadata().get(ICEBERG_TYPE_KEY).map(String::as_str) == Some("variant");
@@ -146,6 +181,9 @@ pub fn plan_kind(field: &FieldRef, typid: Oid, typmod: i32) -> Option<Kind> {
     let json_like = natural == pg_sys::JSONBOID;
     if matches!(field.data_type(), DataType::Null) {
         return Some(Kind::Null);
+    }
+    if !matches!(field.data_type(), DataType::List(_)) && !typmod_holds(field, typmod) {
+        return None;
     }
     if json_like || matches!(field.data_type(), DataType::List(_)) {
         if typid == pg_sys::JSONBOID || typid == pg_sys::JSONOID {
@@ -182,7 +220,8 @@ pub fn plan_kind(field: &FieldRef, typid: Oid, typmod: i32) -> Option<Kind> {
         DataType::FixedSizeBinary(_) | DataType::Binary => Kind::Bytea,
         DataType::List(elem) => {
             let elem_type = natural_type(elem);
-            let element = plan_kind(elem, elem_type, -1)?;
+            // An array column's typmod is its element's.
+            let element = plan_kind(elem, elem_type, typmod)?;
             let (len, byval, align) = pgutil::typlenbyvalalign(elem_type);
             Kind::Array(Box::new(ArrayPlan {
                 element,
@@ -209,7 +248,8 @@ pub enum ColumnReader {
     Float4AsFloat8(arrow::array::Float32Array),
     Float8(arrow::array::Float64Array),
     Numeric(arrow::array::Decimal128Array, i8, pgutil::InputFn, Vec<u8>),
-    Text(arrow::array::StringArray),
+    /// A string column and its name (for errors).
+    Text(arrow::array::StringArray, String),
     Binary(arrow::array::BinaryArray),
     Fixed(arrow::array::FixedSizeBinaryArray),
     Uuid(arrow::array::FixedSizeBinaryArray),
@@ -270,7 +310,9 @@ impl ColumnReader {
                 f.clone(),
                 Vec::new(),
             ),
-            (Kind::Text, DataType::Utf8) => ColumnReader::Text(a.as_string::<i32>().clone()),
+            (Kind::Text, DataType::Utf8) => {
+                ColumnReader::Text(a.as_string::<i32>().clone(), field.name().clone())
+            }
             (Kind::Bytea, DataType::Binary) => ColumnReader::Binary(a.as_binary::<i32>().clone()),
             (Kind::Bytea, DataType::FixedSizeBinary(_)) => {
                 ColumnReader::Fixed(a.as_fixed_size_binary().clone())
@@ -319,7 +361,7 @@ impl ColumnReader {
             ColumnReader::Float4(a) | ColumnReader::Float4AsFloat8(a) => a.is_null(row),
             ColumnReader::Float8(a) => a.is_null(row),
             ColumnReader::Numeric(a, ..) => a.is_null(row),
-            ColumnReader::Text(a) => a.is_null(row),
+            ColumnReader::Text(a, _) => a.is_null(row),
             ColumnReader::Binary(a) => a.is_null(row),
             ColumnReader::Fixed(a) | ColumnReader::Uuid(a) => a.is_null(row),
             ColumnReader::Date(a) => a.is_null(row),
@@ -351,7 +393,15 @@ impl ColumnReader {
                 icefloe_core::encode::format::push_decimal(buf, a.value(row), *scale);
                 input.call(buf)?
             }
-            ColumnReader::Text(a) => pgutil::text_datum(a.value(row).as_bytes()),
+            ColumnReader::Text(a, name) => {
+                let v = a.value(row);
+                if v.as_bytes().contains(&0) {
+                    return Err(FdwError::Unrepresentable(format!(
+                        "a value of column {name} holds a NUL byte, which Postgres text cannot store"
+                    )));
+                }
+                pgutil::text_datum(v.as_bytes())
+            }
             ColumnReader::Binary(a) => pgutil::bytea_datum(a.value(row)),
             ColumnReader::Fixed(a) => pgutil::bytea_datum(a.value(row)),
             ColumnReader::Uuid(a) => pgutil::uuid_datum(a.value(row)),
@@ -359,15 +409,24 @@ impl ColumnReader {
                 let d = a
                     .value(row)
                     .checked_sub(PG_EPOCH_OFFSET_DAYS)
+                    .filter(|d| (PG_MIN_DATE..=PG_MAX_DATE).contains(d))
                     .ok_or_else(|| {
                         FdwError::OutOfRange(format!(
-                            "date {} days after 1970-01-01 is out of range",
+                            "date {} days after 1970-01-01 is out of Postgres' range (4714-11-24 BC to 5874897-12-31)",
                             a.value(row)
                         ))
                     })?;
                 Datum::from(d)
             }
-            ColumnReader::Time(a) => Datum::from(a.value(row)),
+            ColumnReader::Time(a) => {
+                let t = a.value(row);
+                if !(0..=USECS_PER_DAY).contains(&t) {
+                    return Err(FdwError::OutOfRange(format!(
+                        "time {t} µs after midnight is out of Postgres' range (00:00 to 24:00)"
+                    )));
+                }
+                Datum::from(t)
+            }
             ColumnReader::TimestampMicros(a) => timestamp_datum(a.value(row))?,
             ColumnReader::TimestampNanos(a) => timestamp_datum(a.value(row).div_euclid(1000))?,
             ColumnReader::Json {

@@ -21,6 +21,9 @@ pub enum FdwError {
     /// A storage secret given where every role can read it (server or table options).
     #[error("option \"{name}\" is a secret: give it in CREATE USER MAPPING ... OPTIONS, not on {object}")]
     MisplacedSecret { name: String, object: &'static str },
+    /// An endpoint setting given where a role could steer the backend's connections.
+    #[error("option \"{name}\" says where the backend connects: give it in CREATE SERVER ... OPTIONS (the server's owner decides), not in a user mapping")]
+    ServerOnly { name: String },
     /// An option whose value cannot be used.
     #[error("invalid value for option \"{name}\": {reason}")]
     BadOption { name: String, reason: String },
@@ -46,6 +49,16 @@ pub enum FdwError {
         iceberg: String,
         expected: String,
     },
+    /// A NOT NULL column that the snapshot read could fill with NULL.
+    #[error("column \"{column}\" of foreign table \"{relation}\" is declared NOT NULL but could read NULL: {reason}; drop NOT NULL or read another snapshot")]
+    NotNull {
+        column: String,
+        relation: String,
+        reason: String,
+    },
+    /// A string Postgres cannot store (it holds a NUL byte).
+    #[error("{0}")]
+    Unrepresentable(String),
     /// A value that Postgres' type cannot represent.
     #[error("{0}")]
     OutOfRange(String),
@@ -82,9 +95,9 @@ impl FdwError {
                 E::InvalidArgument(_) => PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
                 E::Output(_) => PgSqlErrorCode::ERRCODE_FDW_ERROR,
             },
-            FdwError::UnknownOption { .. } | FdwError::MisplacedSecret { .. } => {
-                PgSqlErrorCode::ERRCODE_FDW_INVALID_OPTION_NAME
-            }
+            FdwError::UnknownOption { .. }
+            | FdwError::MisplacedSecret { .. }
+            | FdwError::ServerOnly { .. } => PgSqlErrorCode::ERRCODE_FDW_INVALID_OPTION_NAME,
             FdwError::BadOption { .. } | FdwError::Options(_) => {
                 PgSqlErrorCode::ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE
             }
@@ -92,6 +105,8 @@ impl FdwError {
             FdwError::NoSuchColumn { .. } => PgSqlErrorCode::ERRCODE_FDW_COLUMN_NAME_NOT_FOUND,
             FdwError::TypeMismatch { .. } => PgSqlErrorCode::ERRCODE_FDW_INVALID_DATA_TYPE,
             FdwError::OutOfRange(_) => PgSqlErrorCode::ERRCODE_DATETIME_FIELD_OVERFLOW,
+            FdwError::NotNull { .. } => PgSqlErrorCode::ERRCODE_FDW_INVALID_DATA_TYPE,
+            FdwError::Unrepresentable(_) => PgSqlErrorCode::ERRCODE_CHARACTER_NOT_IN_REPERTOIRE,
             FdwError::Permission(_) => PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
             FdwError::Runtime(_) | FdwError::Internal(_) => PgSqlErrorCode::ERRCODE_FDW_ERROR,
         }

@@ -11,9 +11,11 @@ use std::ffi::{CStr, CString};
 use arrow::record_batch::RecordBatch;
 use futures::stream::BoxStream;
 use futures::StreamExt;
+use icefloe_core::io::Ambient;
 use icefloe_core::scan::arrow_schema::{LAST_UPDATED_SEQ, ROW_ID};
+use icefloe_core::scan::metadata_columns::METADATA_COLUMNS;
 use icefloe_core::scan::prune::{PruneStats, Pruner};
-use icefloe_core::spec::Type;
+use icefloe_core::spec::{Snapshot, Type};
 use icefloe_core::{FileScanTask, Scan, Table};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
@@ -52,51 +54,105 @@ pub unsafe extern "C-unwind" fn icefloe_fdw_handler(
     (*routine).EndForeignScan = Some(end_foreign_scan);
     (*routine).ExplainForeignScan = Some(explain_foreign_scan);
     (*routine).ImportForeignSchema = Some(crate::import::import_foreign_schema);
+    (*routine).GetForeignUpperPaths = Some(crate::count::get_foreign_upper_paths);
+    (*routine).AnalyzeForeignTable = Some(crate::analyze::analyze_foreign_table);
     pg_sys::Datum::from(routine)
 }
 
-/// The options of a foreign table, its server and the current user's mapping.
+/// The options of a foreign table, its server and the user mapping that applies.
 pub struct CatalogOptions {
     /// The foreign table's options.
     pub table: OptionList,
     /// Its server's options.
     pub server: OptionList,
-    /// The current user's (or PUBLIC's) user mapping options; empty without one.
+    /// The user mapping options of the role the scan runs as (or PUBLIC's); empty without one.
     pub mapping: OptionList,
     /// The server's name.
     pub server_name: String,
 }
 
-/// Reads the options a foreign table is read with.
+/// Reads the options a foreign table is read with, as role `user`.
 ///
 /// # Safety
 /// `relid` must be a foreign table.
-pub unsafe fn catalog_options(relid: pg_sys::Oid) -> CatalogOptions {
+pub unsafe fn catalog_options(relid: pg_sys::Oid, user: pg_sys::Oid) -> CatalogOptions {
     let ft = pg_sys::GetForeignTable(relid);
     let server = pg_sys::GetForeignServer((*ft).serverid);
     CatalogOptions {
         table: options::read_def_list((*ft).options),
         server: options::read_def_list((*server).options),
-        mapping: pgutil::user_mapping_options(pg_sys::GetUserId(), (*ft).serverid),
+        mapping: pgutil::user_mapping_options(user, (*ft).serverid),
         server_name: CStr::from_ptr((*server).servername)
             .to_string_lossy()
             .into_owned(),
     }
 }
 
-/// Resolves what a foreign table reads and checks that the current user may read it.
-pub fn resolve_table(opts: &CatalogOptions) -> Result<Resolved, FdwError> {
+/// The role whose rights and user mapping apply: the one Postgres checks the relation as
+/// (a view's owner), else the current user (as postgres_fdw does).
+pub fn effective_user(check_as: pg_sys::Oid) -> pg_sys::Oid {
+    if check_as != pg_sys::InvalidOid {
+        check_as
+    } else {
+        // SAFETY: reads the current user id.
+        unsafe { pg_sys::GetUserId() }
+    }
+}
+
+/// Resolves what a foreign table reads and checks that `user` may read it.
+pub fn resolve_table(opts: &CatalogOptions, user: pg_sys::Oid) -> Result<Resolved, FdwError> {
     let r = options::resolve(&opts.table, &opts.server, &opts.mapping)?;
-    options::check_local_access(&r.location, "Iceberg table")?;
+    options::check_local_access(&r.location, "Iceberg table", user)?;
     Ok(r)
 }
 
-/// Opens the table a resolved foreign table reads (cached metadata).
+/// Opens the table a resolved foreign table reads: the version pinned for this statement or
+/// transaction ([`crate::pin`]), else the newest (cached metadata).
 pub fn open_table(r: &Resolved) -> Result<Table, FdwError> {
+    let key = format!("{}\u{0}{:?}\u{0}{}", r.location, r.storage, r.ambient);
+    crate::pin::pinned(&key, || open_unpinned(r))
+}
+
+thread_local! {
+    /// Caches per set of storage credentials, so that metadata one role's credentials fetched
+    /// is never served to a role with other (or no) credentials.
+    static CACHES: std::cell::RefCell<HashMap<String, std::sync::Arc<icefloe_core::cache::Caches>>> =
+        std::cell::RefCell::new(HashMap::new());
+}
+
+/// Caches for tables read with `r`'s storage settings and credentials: the process-wide ones
+/// when there are none (local files, anonymous access).
+pub fn caches_for(r: &Resolved) -> std::sync::Arc<icefloe_core::cache::Caches> {
+    static SIZED: std::sync::Once = std::sync::Once::new();
+    // The backend's caches take icefloe.cache_size when first used.
+    SIZED.call_once(|| icefloe_core::cache::Caches::init_global(crate::settings::cache_bytes()));
+    if r.storage.is_empty() && !r.ambient {
+        return icefloe_core::cache::Caches::global();
+    }
+    let key = format!("{:?}\u{0}{}", r.storage, r.ambient);
+    CACHES.with(|c| {
+        c.borrow_mut()
+            .entry(key)
+            .or_insert_with(|| {
+                std::sync::Arc::new(icefloe_core::cache::Caches::new(
+                    crate::settings::cache_bytes() / 4,
+                ))
+            })
+            .clone()
+    })
+}
+
+fn open_unpinned(r: &Resolved) -> Result<Table, FdwError> {
+    let caches = caches_for(r);
     let location = r.location.clone();
     let storage = r.storage.clone();
-    runtime::block_on(async move {
-        Table::open_with_storage(&location, icefloe_core::cache::Caches::global(), &storage).await
+    let ambient = if r.ambient {
+        Ambient::Use
+    } else {
+        Ambient::Refuse
+    };
+    runtime::block_on_interruptible(async move {
+        Table::open_with_config(&location, caches, &storage, ambient).await
     })?
     .map_err(|e| match e {
         icefloe_core::Error::Location { reason, .. } => FdwError::TableNotFound {
@@ -126,16 +182,29 @@ unsafe extern "C-unwind" fn get_foreign_rel_size(
     baserel: *mut pg_sys::RelOptInfo,
     relid: pg_sys::Oid,
 ) {
-    let opts = catalog_options(relid);
-    let resolved = resolve_table(&opts).or_report();
-    let table = open_table(&resolved).or_report();
-    let snapshot = table
-        .select(&resolved.selector)
-        .map_err(FdwError::from)
-        .or_report();
-    let total = snapshot
-        .and_then(|s| s.summary_i64("total-records"))
-        .map(|n| n.max(0) as f64)
+    // Column types, NOT NULL and the user's rights are checked when the table is planned.
+    let quals = pg_sys::extract_actual_clauses((*baserel).baserestrictinfo, false);
+    let used = used_attrs((*(*baserel).reltarget).exprs, quals, (*baserel).relid);
+    let rel = pg_sys::RelationIdGetRelation(relid);
+    let prepared = prepare(
+        relid,
+        (*rel).rd_att,
+        used.as_deref(),
+        effective_user((*baserel).userid),
+    );
+    pg_sys::RelationClose(rel);
+    let prepared = prepared.or_report();
+    // Live rows: records minus position deletes (deletion vectors included) and equality
+    // deletes (an upper bound of the rows they remove).
+    let total = prepared
+        .snapshot
+        .as_ref()
+        .and_then(|s| {
+            let records = s.summary_i64("total-records")?;
+            let deleted = s.summary_i64("total-position-deletes").unwrap_or(0)
+                + s.summary_i64("total-equality-deletes").unwrap_or(0);
+            Some((records - deleted).max(0) as f64)
+        })
         .unwrap_or(1000.0);
     (*baserel).tuples = total;
     let sel = pg_sys::clauselist_selectivity(
@@ -146,6 +215,33 @@ unsafe extern "C-unwind" fn get_foreign_rel_size(
         std::ptr::null_mut(),
     );
     (*baserel).rows = pg_sys::clamp_row_est(total * sel);
+}
+
+/// The attribute numbers that expressions `exprs` and conditions `quals` use of range-table
+/// entry `relid`; `None` when a whole-row reference needs every column.
+unsafe fn used_attrs(
+    exprs: *mut pg_sys::List,
+    quals: *mut pg_sys::List,
+    relid: u32,
+) -> Option<Vec<i32>> {
+    let mut attrs: *mut pg_sys::Bitmapset = std::ptr::null_mut();
+    pg_sys::pull_varattnos(exprs as *mut pg_sys::Node, relid, &mut attrs);
+    pg_sys::pull_varattnos(quals as *mut pg_sys::Node, relid, &mut attrs);
+    let mut used = Vec::new();
+    let mut i = -1;
+    loop {
+        i = pg_sys::bms_next_member(attrs, i);
+        if i < 0 {
+            break;
+        }
+        let attno = i + pg_sys::FirstLowInvalidHeapAttributeNumber;
+        if attno == 0 {
+            return None;
+        } else if attno > 0 {
+            used.push(attno);
+        }
+    }
+    Some(used)
 }
 
 #[pg_guard]
@@ -214,34 +310,21 @@ unsafe extern "C-unwind" fn get_foreign_plan(
     scan_clauses: *mut pg_sys::List,
     outer_plan: *mut pg_sys::Plan,
 ) -> *mut pg_sys::ForeignScan {
+    if (*baserel).reloptkind == pg_sys::RelOptKind::RELOPT_UPPER_REL {
+        return crate::count::plan(_best_path, tlist, outer_plan);
+    }
     let scanrelid = (*baserel).relid;
     // Every condition stays in the plan's qual: Postgres rechecks them all.
     let quals = pg_sys::extract_actual_clauses(scan_clauses, false);
     // The attributes the query uses: its target list and its conditions.
-    let mut attrs: *mut pg_sys::Bitmapset = std::ptr::null_mut();
-    pg_sys::pull_varattnos(
-        (*(*baserel).reltarget).exprs as *mut pg_sys::Node,
-        scanrelid,
-        &mut attrs,
-    );
-    pg_sys::pull_varattnos(quals as *mut pg_sys::Node, scanrelid, &mut attrs);
     let mut used: *mut pg_sys::List = std::ptr::null_mut();
-    let mut whole_row = false;
-    let mut i = -1;
-    loop {
-        i = pg_sys::bms_next_member(attrs, i);
-        if i < 0 {
-            break;
+    match used_attrs((*(*baserel).reltarget).exprs, quals, scanrelid) {
+        Some(attnos) => {
+            for a in attnos {
+                used = pg_sys::lappend_int(used, a);
+            }
         }
-        let attno = i + pg_sys::FirstLowInvalidHeapAttributeNumber;
-        if attno == 0 {
-            whole_row = true;
-        } else if attno > 0 {
-            used = pg_sys::lappend_int(used, attno);
-        }
-    }
-    if whole_row {
-        used = pg_sys::lappend_int(std::ptr::null_mut(), 0);
+        None => used = pg_sys::lappend_int(std::ptr::null_mut(), 0),
     }
     // fdw_private: [used attnums (0 = all)]
     let private = pg_sys::lappend(std::ptr::null_mut(), used as *mut std::ffi::c_void);
@@ -257,8 +340,17 @@ unsafe extern "C-unwind" fn get_foreign_plan(
     )
 }
 
+/// A pushed-down `count(*)`: the count from metadata, or `None` when the files must be read.
+struct AggCount {
+    from_metadata: Option<i64>,
+    /// Whether the one result row was returned.
+    returned: bool,
+}
+
 /// Everything one scan needs between calls.
-struct ScanState {
+pub(crate) struct ScanState {
+    /// Set when the scan answers `count(*)`.
+    agg: Option<AggCount>,
     display: String,
     snapshot_id: Option<i64>,
     scan: Option<Scan>,
@@ -266,7 +358,11 @@ struct ScanState {
     stats: PruneStats,
     pushed: Vec<Pushed>,
     plans: Vec<ColumnPlan>,
+    /// Absent columns' constant values.
+    constants: Vec<(usize, pg_sys::Datum)>,
     natts: usize,
+    /// Rows the core delivered (live rows of the files read), for EXPLAIN ANALYZE.
+    rows_read: u64,
     stream: Option<BoxStream<'static, icefloe_core::Result<RecordBatch>>>,
     readers: Vec<ColumnReader>,
     batch_rows: usize,
@@ -275,6 +371,71 @@ struct ScanState {
 }
 
 impl ScanState {
+    /// Fills `values`/`nulls` (one per attribute) with the next row; `false` at the end.
+    /// Datums are made in the current memory context.
+    pub(crate) fn next_row(
+        &mut self,
+        values: &mut [pg_sys::Datum],
+        nulls: &mut [bool],
+    ) -> Result<bool, FdwError> {
+        if self.done {
+            return Ok(false);
+        }
+        if self.row >= self.batch_rows && !self.next_batch()? {
+            self.done = true;
+            return Ok(false);
+        }
+        let row = self.row;
+        self.row += 1;
+        nulls.fill(true);
+        for (i, d) in &self.constants {
+            values[*i] = *d;
+            nulls[*i] = false;
+        }
+        for (plan, reader) in self.plans.iter().zip(self.readers.iter_mut()) {
+            if let Some(d) = reader.datum(row)? {
+                values[plan.att_index] = d;
+                nulls[plan.att_index] = false;
+            }
+        }
+        Ok(true)
+    }
+
+    /// A scan of every column of foreign table `relid` as `user`, without conditions (for
+    /// ANALYZE), streaming.
+    ///
+    /// # Safety
+    /// `rd_att` must be the relation's tuple descriptor.
+    pub(crate) unsafe fn whole_table(
+        relid: pg_sys::Oid,
+        rd_att: pg_sys::TupleDesc,
+        user: pg_sys::Oid,
+    ) -> Result<ScanState, FdwError> {
+        let p = prepare(relid, rd_att, None, user)?;
+        let tasks = runtime::block_on_interruptible(p.scan.clone().plan_files())??;
+        let kept = tasks.len();
+        let mut state = ScanState {
+            agg: None,
+            display: p.resolved.display.clone(),
+            snapshot_id: p.snapshot.as_ref().map(|s| s.snapshot_id),
+            scan: Some(p.scan),
+            tasks,
+            stats: PruneStats { kept, skipped: 0 },
+            pushed: Vec::new(),
+            plans: p.plans,
+            constants: p.constants,
+            natts: (*rd_att).natts as usize,
+            stream: None,
+            readers: Vec::new(),
+            batch_rows: 0,
+            row: 0,
+            rows_read: 0,
+            done: true,
+        };
+        state.start_stream();
+        Ok(state)
+    }
+
     fn start_stream(&mut self) {
         self.stream = self.scan.as_ref().map(|s| s.read_tasks(self.tasks.clone()));
         self.readers.clear();
@@ -318,6 +479,7 @@ impl ScanState {
                         })
                         .collect::<Result<_, _>>()?;
                     self.batch_rows = batch.num_rows();
+                    self.rows_read += batch.num_rows() as u64;
                     self.row = 0;
                     return Ok(true);
                 }
@@ -350,34 +512,44 @@ unsafe fn used_attnums(plan: *mut pg_sys::ForeignScan) -> Option<Vec<i32>> {
 enum Source {
     Lineage(usize),
     Column(String),
-    /// The column exists in another schema of the table but not in the snapshot read.
+    /// The column exists in another schema of the table but not in the snapshot read: it
+    /// reads as the field's `initial-default` (as Iceberg projects a field onto data written
+    /// without it), else NULL.
     Absent,
 }
 
-#[pg_guard]
-unsafe extern "C-unwind" fn begin_foreign_scan(
-    node: *mut pg_sys::ForeignScanState,
-    eflags: std::os::raw::c_int,
-) {
-    let state = begin(node, eflags).or_report();
-    let ptr = PgMemoryContexts::CurrentMemoryContext.leak_and_drop_on_delete(state);
-    (*node).fdw_state = ptr as *mut std::ffi::c_void;
+/// A foreign table prepared for reading one snapshot: checked column plans and what
+/// conditions can be pushed.
+struct Prepared {
+    resolved: Resolved,
+    table: Table,
+    snapshot: Option<Snapshot>,
+    scan: Scan,
+    /// What built `scan`, to build it again with row-group filters once the conditions'
+    /// parameters are known.
+    builder: icefloe_core::ScanBuilder,
+    plans: Vec<ColumnPlan>,
+    /// Columns absent from the snapshot's schema that read as a constant (0-based index).
+    constants: Vec<(usize, pg_sys::Datum)>,
+    push_columns: HashMap<i16, PushColumn>,
 }
 
-unsafe fn begin(
-    node: *mut pg_sys::ForeignScanState,
-    eflags: std::os::raw::c_int,
-) -> Result<ScanState, FdwError> {
-    let rel = (*node).ss.ss_currentRelation;
-    let relid = (*rel).rd_id;
+/// Resolves, opens (pinned) and checks a foreign table for a scan as role `user` of the
+/// columns `used` (1-based; `None` = all). Errors: the user may not read the location, a
+/// column is unknown, a declared type cannot hold the Iceberg values exactly, or a NOT NULL
+/// column could read NULL.
+unsafe fn prepare(
+    relid: pg_sys::Oid,
+    rd_att: pg_sys::TupleDesc,
+    used: Option<&[i32]>,
+    user: pg_sys::Oid,
+) -> Result<Prepared, FdwError> {
     let relname = relation_name(relid);
-    let plan = (*node).ss.ps.plan as *mut pg_sys::ForeignScan;
-    let opts = catalog_options(relid);
-    let resolved = resolve_table(&opts)?;
+    let opts = catalog_options(relid, user);
+    let resolved = resolve_table(&opts, user)?;
     let table = open_table(&resolved)?;
-    let tupdesc = PgTupleDesc::from_pg_unchecked((*rel).rd_att);
+    let tupdesc = PgTupleDesc::from_pg_unchecked(rd_att);
     let natts = tupdesc.len();
-    let used = used_attnums(plan);
 
     // The snapshot and the schema the read uses (the core's rule: current and branch reads
     // use the current schema, snapshot/tag/time reads the snapshot's).
@@ -385,23 +557,30 @@ unsafe fn begin(
     let schema = table
         .read_schema(&resolved.selector, snapshot.as_ref())
         .clone();
-    let known_anywhere = |name: &str| {
+    let snapshot_text = snapshot
+        .as_ref()
+        .map(|s| format!("snapshot {}", s.snapshot_id))
+        .unwrap_or_else(|| "the table (no snapshot)".into());
+    // The newest field of that name in any schema of the table.
+    let field_anywhere = |name: &str| {
         table
             .metadata()
             .schemas
             .iter()
-            .any(|s| s.column(name).is_some())
+            .rev()
+            .find_map(|s| s.column(name).cloned())
     };
 
     // Resolve every used column to a source.
     let mut sources: Vec<(usize, Source)> = Vec::new();
+    let mut constants = Vec::new();
     for i in 0..natts {
         let Some(att) = tupdesc.get(i) else { continue };
         if att.is_dropped() {
             continue;
         }
         let attnum = (i + 1) as i32;
-        if let Some(u) = &used {
+        if let Some(u) = used {
             if !u.contains(&attnum) {
                 continue;
             }
@@ -410,13 +589,52 @@ unsafe fn begin(
         let name = options::get(&colopts, "column_name")
             .map(str::to_string)
             .unwrap_or_else(|| att.name().to_string());
-        let source = if name == ROW_ID {
-            Source::Lineage(0)
-        } else if name == LAST_UPDATED_SEQ {
-            Source::Lineage(1)
-        } else if schema.column(&name).is_some() {
+        let not_null = |why: String| FdwError::NotNull {
+            column: att.name().to_string(),
+            relation: relname.clone(),
+            reason: why,
+        };
+        let source = if name == ROW_ID || name == LAST_UPDATED_SEQ {
+            if att.attnotnull {
+                return Err(not_null(format!(
+                    "{name} is NULL for rows written before the table had row lineage"
+                )));
+            }
+            Source::Lineage(if name == ROW_ID { 0 } else { 1 })
+        } else if let Some(f) = schema.column(&name) {
+            if att.attnotnull && !f.required {
+                return Err(not_null(format!(
+                    "the Iceberg column {name} is optional in {snapshot_text}"
+                )));
+            }
             Source::Column(name)
-        } else if known_anywhere(&name) {
+        } else if METADATA_COLUMNS.contains(&name.as_str()) {
+            // `_file`, `_pos`, `_spec_id`, `_partition` (the core's metadata columns).
+            if att.attnotnull && name == "_partition" {
+                return Err(not_null(format!(
+                    "{name} is NULL for files of unpartitioned specs"
+                )));
+            }
+            Source::Column(name)
+        } else if let Some(f) = field_anywhere(&name) {
+            let datum = match &f.initial_default {
+                Some(l) => Some(absent_value(l, &f.field_type, &att).ok_or_else(|| {
+                    FdwError::Internal(format!(
+                        "cannot read the initial-default of {name} as {}",
+                        pgutil::format_type(att.type_oid().value(), att.type_mod())
+                    ))
+                })?),
+                None => None,
+            };
+            match datum {
+                Some(d) => constants.push((i, d)),
+                None if att.attnotnull => {
+                    return Err(not_null(format!(
+                        "{snapshot_text} has no column {name} and it has no initial-default"
+                    )))
+                }
+                None => {}
+            }
             Source::Absent
         } else {
             return Err(FdwError::NoSuchColumn {
@@ -441,11 +659,14 @@ unsafe fn begin(
             }
         }
     }
-    let scan = Scan::builder()
+    let mut builder = Scan::builder()
         .snapshot(resolved.selector.clone())
         .columns(columns.clone())
-        .lineage(lineage)
-        .build(&table)?;
+        .lineage(lineage);
+    if let Some(n) = crate::settings::scan_concurrency() {
+        builder = builder.concurrency(n);
+    }
+    let scan = builder.clone().build(&table)?;
     let arrow_schema = scan.schema();
     let offset = if lineage { 2 } else { 0 };
 
@@ -457,13 +678,10 @@ unsafe fn begin(
         let batch_index = match source {
             Source::Lineage(k) => *k,
             Source::Column(n) => offset + columns.iter().position(|c| c == n).unwrap_or(0),
-            Source::Absent => {
-                continue; // stays NULL
-            }
+            Source::Absent => continue,
         };
         let field = arrow_schema.fields()[batch_index].clone();
         let kind = plan_kind(&field, att.type_oid().value(), att.type_mod()).ok_or_else(|| {
-            let expected = crate::convert::natural_type(&field);
             FdwError::TypeMismatch {
                 column: att.name().to_string(),
                 relation: relname.clone(),
@@ -475,7 +693,10 @@ unsafe fn begin(
                         .unwrap_or_default(),
                     _ => "long".into(),
                 },
-                expected: pgutil::format_type(expected, -1),
+                expected: pgutil::format_type(
+                    crate::convert::natural_type(&field),
+                    crate::convert::natural_typmod(&field),
+                ),
             }
         })?;
         if let Source::Column(n) = source {
@@ -506,35 +727,139 @@ unsafe fn begin(
             kind,
         });
     }
+    Ok(Prepared {
+        resolved,
+        table,
+        snapshot,
+        scan,
+        builder,
+        plans,
+        constants,
+        push_columns,
+    })
+}
+
+/// The value an absent column reads: the field's `initial-default` as a Datum of the
+/// column's type (through its input function), `None` if it has no text form.
+fn absent_value(
+    l: &icefloe_core::spec::Literal,
+    ty: &Type,
+    att: &pgrx::pg_sys::FormData_pg_attribute,
+) -> Option<pg_sys::Datum> {
+    let text = crate::import::literal_text(l, ty)?;
+    pgutil::InputFn::new(att.type_oid().value(), att.type_mod())
+        .call(text.as_bytes())
+        .ok()
+}
+
+/// The role a scan node of range-table entry `rti` runs as (a view's owner for a view's
+/// relations).
+unsafe fn scan_user(node: *mut pg_sys::ForeignScanState, rti: u32) -> pg_sys::Oid {
+    let plan = (*node).ss.ps.plan as *mut pg_sys::ForeignScan;
+    #[cfg(any(feature = "pg13", feature = "pg14", feature = "pg15"))]
+    let check_as = {
+        let _ = plan;
+        let estate = (*node).ss.ps.state;
+        let rti = rti as i32;
+        let rte = pg_sys::list_nth((*estate).es_range_table, rti - 1) as *mut pg_sys::RangeTblEntry;
+        if rte.is_null() {
+            pg_sys::InvalidOid
+        } else {
+            (*rte).checkAsUser
+        }
+    };
+    #[cfg(not(any(feature = "pg13", feature = "pg14", feature = "pg15")))]
+    let check_as = {
+        let _ = rti;
+        (*plan).checkAsUser
+    };
+    effective_user(check_as)
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn begin_foreign_scan(
+    node: *mut pg_sys::ForeignScanState,
+    eflags: std::os::raw::c_int,
+) {
+    let state = begin(node, eflags).or_report();
+    let ptr = PgMemoryContexts::CurrentMemoryContext.leak_and_drop_on_delete(state);
+    (*node).fdw_state = ptr as *mut std::ffi::c_void;
+}
+
+unsafe fn begin(
+    node: *mut pg_sys::ForeignScanState,
+    eflags: std::os::raw::c_int,
+) -> Result<ScanState, FdwError> {
+    let plan = (*node).ss.ps.plan as *mut pg_sys::ForeignScan;
+    let counted = crate::count::counted(plan);
+    let (p, natts) = match counted {
+        // count(*) pushed down: no scan relation; the scan tuple holds the counts.
+        Some((relid, rti)) => {
+            let rel = pg_sys::RelationIdGetRelation(relid);
+            let p = prepare(relid, (*rel).rd_att, Some(&[]), scan_user(node, rti));
+            pg_sys::RelationClose(rel);
+            let slot = (*node).ss.ss_ScanTupleSlot;
+            (p?, (*(*slot).tts_tupleDescriptor).natts as usize)
+        }
+        None => {
+            let rel = (*node).ss.ss_currentRelation;
+            let used = used_attnums(plan);
+            let p = prepare(
+                (*rel).rd_id,
+                (*rel).rd_att,
+                used.as_deref(),
+                scan_user(node, (*plan).scan.scanrelid),
+            )?;
+            (p, (*(*rel).rd_att).natts as usize)
+        }
+    };
 
     // Pushdown: prune data files with the plan's conditions.
+    // Parameters of a prepared statement have their values now: generic plans prune too.
     let pushed = quals::extract(
         (*plan).scan.plan.qual,
         (*plan).scan.scanrelid,
-        &push_columns,
+        &p.push_columns,
+        (*(*node).ss.ps.state).es_param_list_info,
     );
+    let schema = p.scan.table_schema().clone();
     let pruner = Pruner::new(
-        table.metadata(),
+        p.table.metadata(),
         &schema,
-        pushed.iter().map(|p| p.predicate.clone()).collect(),
+        pushed.iter().map(|x| x.predicate.clone()).collect(),
     );
-    let scan_for_plan = scan.clone();
+    let scan_for_plan = p.scan.clone();
     let tasks = runtime::block_on_interruptible(scan_for_plan.plan_files())??;
     let (tasks, stats) = pruner.prune(tasks);
+    // The same conditions skip row groups inside the files read.
+    let scan = if pushed.is_empty() {
+        p.scan
+    } else {
+        p.builder
+            .row_group_filter(pushed.iter().map(|x| x.predicate.clone()).collect())
+            .build(&p.table)?
+    };
+    let agg = counted.map(|_| AggCount {
+        from_metadata: crate::count::from_metadata(&tasks),
+        returned: false,
+    });
 
     let mut state = ScanState {
-        display: resolved.display.clone(),
-        snapshot_id: snapshot.as_ref().map(|s| s.snapshot_id),
+        agg,
+        display: p.resolved.display.clone(),
+        snapshot_id: p.snapshot.as_ref().map(|s| s.snapshot_id),
         scan: Some(scan),
         tasks,
         stats,
         pushed,
-        plans,
+        plans: p.plans,
+        constants: p.constants,
         natts,
         stream: None,
         readers: Vec::new(),
         batch_rows: 0,
         row: 0,
+        rows_read: 0,
         done: true,
     };
     if eflags & pg_sys::EXEC_FLAG_EXPLAIN_ONLY as i32 == 0 {
@@ -556,23 +881,35 @@ unsafe extern "C-unwind" fn iterate_foreign_scan(
     let Some(state) = state_of(node) else {
         return slot;
     };
-    if state.done {
+    if let Some(agg) = &state.agg {
+        if agg.returned {
+            return slot;
+        }
+        let n = match agg.from_metadata {
+            Some(n) => n,
+            None => {
+                // Deletes that metadata cannot count: count the live rows the core returns.
+                let mut n = 0i64;
+                while state.next_batch().or_report() {
+                    n += state.batch_rows as i64;
+                }
+                n
+            }
+        };
+        if let Some(agg) = state.agg.as_mut() {
+            agg.returned = true;
+        }
+        let values = std::slice::from_raw_parts_mut((*slot).tts_values, state.natts);
+        let nulls = std::slice::from_raw_parts_mut((*slot).tts_isnull, state.natts);
+        values.fill(pg_sys::Datum::from(n));
+        nulls.fill(false);
+        pg_sys::ExecStoreVirtualTuple(slot);
         return slot;
     }
-    if state.row >= state.batch_rows && !state.next_batch().or_report() {
-        state.done = true;
-        return slot;
-    }
-    let row = state.row;
-    state.row += 1;
     let values = std::slice::from_raw_parts_mut((*slot).tts_values, state.natts);
     let nulls = std::slice::from_raw_parts_mut((*slot).tts_isnull, state.natts);
-    nulls.fill(true);
-    for (plan, reader) in state.plans.iter().zip(state.readers.iter_mut()) {
-        if let Some(d) = reader.datum(row).or_report() {
-            values[plan.att_index] = d;
-            nulls[plan.att_index] = false;
-        }
+    if !state.next_row(values, nulls).or_report() {
+        return slot;
     }
     pg_sys::ExecStoreVirtualTuple(slot);
     slot
@@ -581,6 +918,9 @@ unsafe extern "C-unwind" fn iterate_foreign_scan(
 #[pg_guard]
 unsafe extern "C-unwind" fn rescan_foreign_scan(node: *mut pg_sys::ForeignScanState) {
     if let Some(state) = state_of(node) {
+        if let Some(agg) = state.agg.as_mut() {
+            agg.returned = false;
+        }
         state.start_stream();
     }
 }
@@ -617,8 +957,22 @@ unsafe extern "C-unwind" fn explain_foreign_scan(
         Some(id) => text("Snapshot", &id.to_string()),
         None => text("Snapshot", "none (table has no snapshot)"),
     }
+    if let Some(agg) = &state.agg {
+        text(
+            "Aggregate",
+            match agg.from_metadata {
+                Some(_) => {
+                    "count(*) from metadata (record counts minus deletion vector cardinalities)"
+                }
+                None => "count(*) of the rows read (position or equality deletes apply)",
+            },
+        );
+    }
     int("Files Scanned", state.stats.kept as i64);
     int("Files Skipped", state.stats.skipped as i64);
+    if (*es).analyze {
+        int("Rows Read", state.rows_read as i64);
+    }
     if !state.pushed.is_empty() {
         text(
             "Pruning Filters",

@@ -7,7 +7,7 @@
 
 use std::ffi::{CStr, CString};
 
-use icefloe_core::io::TableIo;
+use icefloe_core::io::{Ambient, TableIo};
 use icefloe_core::scan::arrow_schema::{field_to_arrow, LAST_UPDATED_SEQ, ROW_ID};
 use icefloe_core::spec::{Literal, NestedField, PrimitiveType, Type};
 use object_store::path::Path;
@@ -55,7 +55,8 @@ unsafe fn import(
     let server = pg_sys::GetForeignServer(server_oid);
     let server_opts = options::read_def_list((*server).options);
     let server_name = cstr((*server).servername);
-    let mapping = pgutil::user_mapping_options(pg_sys::GetUserId(), server_oid);
+    let user = pg_sys::GetUserId();
+    let mapping = pgutil::user_mapping_options(user, server_oid);
     let import_opts = options::read_def_list((*stmt).options);
     for (k, _) in &import_opts {
         if !options::IMPORT_OPTIONS.contains(&k.as_str()) {
@@ -74,19 +75,28 @@ unsafe fn import(
             "server {server_name} has no option \"warehouse\" to import from"
         ))
     })?;
-    options::check_local_access(warehouse, "warehouse")?;
-    let ns_path = namespace.split('.').collect::<Vec<_>>().join("/");
-    let ns_location = format!("{}/{}", warehouse.trim_end_matches('/'), ns_path);
-    let storage: OptionList = options::resolve(
-        &vec![("table".into(), format!("{namespace}.x"))],
+    options::check_local_access(warehouse, "warehouse", user)?;
+    let levels = options::parse_namespace(&namespace)?;
+    let ns_option = options::format_namespace(&levels);
+    let ns_location = format!("{}/{}", warehouse.trim_end_matches('/'), levels.join("/"));
+    let probe = options::resolve(
+        &vec![
+            ("namespace".into(), ns_option.clone()),
+            ("table".into(), "x".into()),
+        ],
         &server_opts,
         &mapping,
-    )
-    .map(|r| r.storage)
-    .unwrap_or_default();
+    )?;
+    let caches = crate::fdw::caches_for(&probe);
+    let storage = probe.storage;
+    let ambient = if probe.ambient {
+        Ambient::Use
+    } else {
+        Ambient::Refuse
+    };
 
     // Table names under the namespace directory.
-    let names = list_subdirs(&ns_location, &storage)?;
+    let names = list_subdirs(&ns_location, &storage, ambient)?;
     if names.is_empty() {
         return Err(FdwError::Options(format!(
             "namespace {namespace:?} not found: {ns_location} holds no table directories"
@@ -107,9 +117,9 @@ unsafe fn import(
         let location = format!("{ns_location}/{name}");
         let loc = location.clone();
         let st = storage.clone();
-        let opened = runtime::block_on(async move {
-            icefloe_core::Table::open_with_storage(&loc, icefloe_core::cache::Caches::global(), &st)
-                .await
+        let caches = caches.clone();
+        let opened = runtime::block_on_interruptible(async move {
+            icefloe_core::Table::open_with_config(&loc, caches, &st, ambient).await
         })?;
         let table = match opened {
             Ok(t) => t,
@@ -127,12 +137,18 @@ unsafe fn import(
         for f in schema.columns() {
             cols.push(column_sql(f));
         }
-        let mut topts = vec![format!(
-            "\"table\" {}",
-            quote_literal(&format!("{namespace}.{name}"))
-        )];
+        // Namespace and table apart: either may hold dots.
+        let mut topts = vec![
+            format!("namespace {}", quote_literal(&ns_option)),
+            format!("\"table\" {}", quote_literal(name)),
+        ];
         for (k, v) in &import_opts {
-            topts.push(format!("{} {}", quote_ident(k), quote_literal(v)));
+            // as_of is stored as the instant it names (milliseconds since the epoch).
+            let v = match (k.as_str(), &selector) {
+                ("as_of", icefloe_core::SnapshotSelector::AsOf(ms)) => ms.to_string(),
+                _ => v.clone(),
+            };
+            topts.push(format!("{} {}", quote_ident(k), quote_literal(&v)));
         }
         out.push(format!(
             "CREATE FOREIGN TABLE {}.{} (\n  {}\n) SERVER {} OPTIONS ({})",
@@ -161,11 +177,15 @@ unsafe fn list_of_rangevars(list: *mut pg_sys::List) -> Vec<String> {
 }
 
 /// Names of the directories directly under `location`.
-fn list_subdirs(location: &str, storage: &OptionList) -> Result<Vec<String>, FdwError> {
-    let (io, path) = TableIo::open_with_options(location, storage)?;
+fn list_subdirs(
+    location: &str,
+    storage: &OptionList,
+    ambient: Ambient,
+) -> Result<Vec<String>, FdwError> {
+    let (io, path) = TableIo::open_with_config(location, storage, ambient)?;
     let store = io.store().clone();
     let display = location.to_string();
-    let listing = runtime::block_on(async move {
+    let listing = runtime::block_on_interruptible(async move {
         let prefix = Path::from(path.trim_start_matches('/'));
         store.list_with_delimiter(Some(&prefix)).await
     })?;
@@ -262,6 +282,28 @@ fn default_sql(l: &Literal, ty: &Type) -> Option<String> {
 
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// A default value as the text the input function of its column's type reads; `None` for
+/// values without one.
+pub(crate) fn literal_text(l: &Literal, ty: &Type) -> Option<String> {
+    if let (Literal::Binary(b), _) = (l, ty) {
+        return Some(format!("\\x{}", hex(b)));
+    }
+    let j = literal_json(l, ty)?;
+    Some(match (&j, ty) {
+        (serde_json::Value::String(s), Type::Primitive(p)) => match p {
+            PrimitiveType::Date
+            | PrimitiveType::Time
+            | PrimitiveType::Timestamp
+            | PrimitiveType::Timestamptz
+            | PrimitiveType::TimestampNs
+            | PrimitiveType::TimestamptzNs => s.replace('T', " "),
+            PrimitiveType::Binary | PrimitiveType::Fixed(_) => return None,
+            _ => s.clone(),
+        },
+        _ => j.to_string(),
+    })
 }
 
 /// A default value in the JSON encoding the scan uses for the same type.

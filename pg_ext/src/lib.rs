@@ -15,17 +15,30 @@ use pgrx::prelude::*;
 
 ::pgrx::pg_module_magic!(name, version);
 
+pub mod access;
+pub mod analyze;
 pub mod convert;
+pub mod count;
 pub mod error;
 pub mod fdw;
 pub mod import;
+pub mod metadata;
 pub mod options;
 pub mod pgutil;
+pub mod pin;
 pub mod quals;
 pub mod runtime;
+pub mod settings;
 pub mod snapshots;
 
 use error::OrReport;
+
+/// Called once per backend when the library loads: registers the GUCs and callbacks.
+#[pg_guard]
+pub extern "C-unwind" fn _PG_init() {
+    pin::init();
+    settings::init();
+}
 
 extension_sql!(
     r#"

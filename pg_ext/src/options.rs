@@ -1,28 +1,36 @@
 //! Options of the wrapper's objects: what each catalog accepts, validation, and resolving a
 //! foreign table's options (with its server's and the user mapping's) into what to read.
 //!
+//! The security model (pg_ext/README.md, "Security"), as postgres_fdw's: the server's owner
+//! decides where backends connect and which credentials the machine lends; a role's user
+//! mapping holds only that role's own secrets.
+//!
 //! - server: `warehouse` (root of a Hadoop-catalog warehouse: `file:///path`, a plain path, or
-//!   `s3://bucket/prefix`, ...), and non-secret storage settings (`aws_region`, `aws_endpoint`,
-//!   `aws_allow_http`).
-//! - user mapping: storage settings including secrets (`aws_access_key_id`,
-//!   `aws_secret_access_key`, `aws_session_token`, `google_service_account_key`,
-//!   `azure_storage_account_key`, ...). Secrets are refused anywhere else, because server and
-//!   table options are readable by every role, while Postgres shows user mapping options only
-//!   to the mapped user and the server's owner.
-//! - foreign table: `table` (`namespace.table` under the server's warehouse) or `location`
-//!   (the table's root directory or a metadata file), and at most one of `snapshot_id`,
-//!   `as_of` (a timestamp, or milliseconds since the epoch) and `ref` (branch or tag).
+//!   `s3://bucket/prefix`, ...), the endpoint settings (`aws_region`, `aws_endpoint`,
+//!   `aws_allow_http`, ...), and `ambient_credentials` (whether the postmaster's own cloud
+//!   credentials may be used: superuser only).
+//! - user mapping: storage secrets (`aws_access_key_id`, `aws_secret_access_key`,
+//!   `aws_session_token`, `google_service_account_key`, `azure_storage_account_key`, ...).
+//!   Secrets are refused anywhere else, because server and table options are readable by every
+//!   role, while Postgres shows user mapping options only to the mapped user and the server's
+//!   owner. Options that name local files (`google_service_account`,
+//!   `google_application_credentials`) are superuser only.
+//! - foreign table: `namespace` and `table` (under the server's warehouse; `table` alone may
+//!   be `namespace.table`), or `location` (the table's root directory or a metadata file), and
+//!   at most one of `snapshot_id`, `as_of` (an ISO-8601 time, UTC unless it has an offset, or
+//!   milliseconds since the epoch) and `ref` (branch or tag).
 //! - column: `column_name` (the Iceberg column name, when it differs from the Postgres one).
 
 use std::ffi::CStr;
 
+use icefloe_core::io::LocationKind;
 use icefloe_core::SnapshotSelector;
 use pgrx::pg_sys;
 
 use crate::error::FdwError;
 
-/// Storage settings that are not secrets: allowed on servers and user mappings.
-pub const STORAGE_SETTINGS: &[&str] = &[
+/// Where backends connect: server options only (set by the server's owner).
+pub const ENDPOINT_SETTINGS: &[&str] = &[
     "aws_region",
     "aws_endpoint",
     "aws_allow_http",
@@ -44,10 +52,20 @@ pub const STORAGE_SECRETS: &[&str] = &[
     "azure_client_secret",
     "azure_tenant_id",
 ];
-/// Server options besides storage settings.
-pub const SERVER_OPTIONS: &[&str] = &["warehouse"];
+/// Secrets that name a file of the server's machine: only superusers may set them.
+pub const LOCAL_FILE_SECRETS: &[&str] =
+    &["google_service_account", "google_application_credentials"];
+/// Server options besides endpoint settings.
+pub const SERVER_OPTIONS: &[&str] = &["warehouse", "ambient_credentials"];
 /// Foreign table options.
-pub const TABLE_OPTIONS: &[&str] = &["table", "location", "snapshot_id", "as_of", "ref"];
+pub const TABLE_OPTIONS: &[&str] = &[
+    "namespace",
+    "table",
+    "location",
+    "snapshot_id",
+    "as_of",
+    "ref",
+];
 /// Column options.
 pub const COLUMN_OPTIONS: &[&str] = &["column_name"];
 /// Options of `IMPORT FOREIGN SCHEMA ... OPTIONS (...)`, given to every imported table.
@@ -93,37 +111,31 @@ pub fn get<'a>(opts: &'a OptionList, name: &str) -> Option<&'a str> {
 /// headers name it `DEFAULT_ROLE_READ_SERVER_FILES`, later ones `ROLE_PG_READ_SERVER_FILES`).
 const ROLE_PG_READ_SERVER_FILES: u32 = 4569;
 
-/// Whether a warehouse or table location reads local files (a `file:` URL or a plain path).
-pub fn is_local(location: &str) -> bool {
-    match location.split_once("://") {
-        Some((scheme, _)) => scheme.eq_ignore_ascii_case("file"),
-        None => {
-            !location.contains(':') || location.starts_with("file:") || location.starts_with('/')
-        }
+/// Whether a warehouse or table location reads local files, judged by the core's parser of
+/// locations (the one that opens them). Locations it cannot open are errors.
+pub fn is_local(location: &str) -> Result<bool, FdwError> {
+    Ok(icefloe_core::io::classify(location)? == LocationKind::Local)
+}
+
+/// Whether `user` is a superuser or a member of `pg_read_server_files`.
+pub fn may_read_server_files(user: pg_sys::Oid) -> bool {
+    // SAFETY: plain catalog lookups.
+    unsafe {
+        pg_sys::superuser_arg(user)
+            || pg_sys::has_privs_of_role(user, pg_sys::Oid::from(ROLE_PG_READ_SERVER_FILES))
     }
 }
 
 /// Refuses local file access to roles that are neither superusers nor members of
-/// `pg_read_server_files` (the rule file_fdw follows).
-pub fn check_local_access(location: &str, what: &str) -> Result<(), FdwError> {
-    if !is_local(location) {
+/// `pg_read_server_files` (the rule file_fdw follows). `user` is the role whose rights apply.
+pub fn check_local_access(location: &str, what: &str, user: pg_sys::Oid) -> Result<(), FdwError> {
+    if !is_local(location)? || may_read_server_files(user) {
         return Ok(());
     }
-    // SAFETY: plain catalog lookups on the current user.
-    let allowed = unsafe {
-        pg_sys::superuser()
-            || pg_sys::has_privs_of_role(
-                pg_sys::GetUserId(),
-                pg_sys::Oid::from(ROLE_PG_READ_SERVER_FILES),
-            )
-    };
-    if allowed {
-        Ok(())
-    } else {
-        Err(FdwError::Permission(format!(
-            "only superusers and members of pg_read_server_files may use {what} {location:?}, which reads local files"
-        )))
-    }
+    Err(FdwError::Permission(format!(
+        "only superusers and members of pg_read_server_files may use {what} {location:?}, which reads local files (role {})",
+        crate::pgutil::role_name(user)
+    )))
 }
 
 /// Which catalog an option list belongs to, for validation.
@@ -170,14 +182,10 @@ impl OptionTarget {
             OptionTarget::Wrapper => vec![],
             OptionTarget::Server => SERVER_OPTIONS
                 .iter()
-                .chain(STORAGE_SETTINGS)
+                .chain(ENDPOINT_SETTINGS)
                 .copied()
                 .collect(),
-            OptionTarget::UserMapping => STORAGE_SETTINGS
-                .iter()
-                .chain(STORAGE_SECRETS)
-                .copied()
-                .collect(),
+            OptionTarget::UserMapping => STORAGE_SECRETS.to_vec(),
             OptionTarget::Table => TABLE_OPTIONS.to_vec(),
             OptionTarget::Column => COLUMN_OPTIONS.to_vec(),
         }
@@ -195,6 +203,12 @@ pub fn validate(opts: &OptionList, target: OptionTarget) -> Result<(), FdwError>
                     name: name.clone(),
                     object: target.name(),
                 });
+            }
+            if target == OptionTarget::UserMapping
+                && (ENDPOINT_SETTINGS.contains(&name.as_str())
+                    || SERVER_OPTIONS.contains(&name.as_str()))
+            {
+                return Err(FdwError::ServerOnly { name: name.clone() });
             }
             return Err(FdwError::UnknownOption {
                 name: name.clone(),
@@ -218,26 +232,43 @@ pub fn validate(opts: &OptionList, target: OptionTarget) -> Result<(), FdwError>
             });
         }
     }
+    // SAFETY: the role running the command being validated.
+    let user = unsafe { pg_sys::GetUserId() };
+    // SAFETY: a catalog lookup.
+    let superuser = unsafe { pg_sys::superuser_arg(user) };
     match target {
         OptionTarget::Server => {
             if let Some(w) = get(opts, "warehouse") {
-                check_local_access(w, "warehouse")?;
+                check_local_access(w, "warehouse", user)?;
+            }
+            if ambient_credentials(opts)? && !superuser {
+                return Err(FdwError::Permission(
+                    "only superusers may set ambient_credentials 'true': it lends the server machine's own cloud credentials to every user of the server".into(),
+                ));
+            }
+        }
+        OptionTarget::UserMapping => {
+            for (name, _) in opts {
+                if LOCAL_FILE_SECRETS.contains(&name.as_str()) && !superuser {
+                    return Err(FdwError::Permission(format!(
+                        "only superusers may set option \"{name}\": it names a file on the server's machine"
+                    )));
+                }
             }
         }
         OptionTarget::Table => {
-            match (get(opts, "table"), get(opts, "location")) {
-                (Some(_), Some(_)) => {
-                    return Err(FdwError::Options("give either \"table\" or \"location\", not both".into()))
+            if get(opts, "location").is_some()
+                && (get(opts, "table").is_some() || get(opts, "namespace").is_some())
+            {
+                return Err(FdwError::Options(
+                    "give either \"location\" or \"table\" (with \"namespace\"), not both".into(),
+                ));
+            }
+            match get(opts, "location") {
+                Some(l) => check_local_access(l, "location", user)?,
+                None => {
+                    table_path(opts)?;
                 }
-                (None, None) => {
-                    return Err(FdwError::Options(
-                        "a foreign table needs option \"table\" ('namespace.table' under the server's warehouse) or \"location\"".into(),
-                    ))
-                }
-                (Some(t), None) => {
-                    table_path(t)?;
-                }
-                (None, Some(l)) => check_local_access(l, "location")?,
             }
             selector(opts)?;
         }
@@ -246,21 +277,133 @@ pub fn validate(opts: &OptionList, target: OptionTarget) -> Result<(), FdwError>
     Ok(())
 }
 
-/// The path of `namespace.table` under a warehouse: `<namespace>/<table>`, nested namespaces
-/// as nested directories.
-pub fn table_path(name: &str) -> Result<String, FdwError> {
-    let parts: Vec<&str> = name.split('.').collect();
-    if parts.len() < 2 || parts.iter().any(|p| p.is_empty() || p.contains('/')) {
-        return Err(FdwError::BadOption {
-            name: "table".into(),
-            reason: format!("{name:?} is not of the form namespace.table"),
-        });
+/// The levels of a namespace written as dotted names (`db`, `a.b`); a level holding dots is
+/// written in double quotes (`"v3.x".sub`, `""` for a quote).
+pub fn parse_namespace(text: &str) -> Result<Vec<String>, FdwError> {
+    let bad = |reason: &str| FdwError::BadOption {
+        name: "namespace".into(),
+        reason: format!("{text:?} {reason}"),
+    };
+    let mut levels = Vec::new();
+    let mut chars = text.chars().peekable();
+    loop {
+        let mut level = String::new();
+        if chars.peek() == Some(&'"') {
+            chars.next();
+            loop {
+                match chars.next() {
+                    Some('"') if chars.peek() == Some(&'"') => {
+                        chars.next();
+                        level.push('"');
+                    }
+                    Some('"') => break,
+                    Some(c) => level.push(c),
+                    None => return Err(bad("has an unterminated quoted level")),
+                }
+            }
+        } else {
+            while let Some(&c) = chars.peek() {
+                if c == '.' {
+                    break;
+                }
+                if c == '"' {
+                    return Err(bad("has a quote inside an unquoted level"));
+                }
+                level.push(c);
+                chars.next();
+            }
+        }
+        levels.push(check_name_part(&level, "namespace", text)?);
+        match chars.next() {
+            None => return Ok(levels),
+            Some('.') => continue,
+            Some(_) => return Err(bad("has text after a quoted level")),
+        }
     }
-    Ok(parts.join("/"))
 }
 
-/// The snapshot selector of a table's (or an import's) options. `as_of` accepts any
-/// timestamptz input (read in the session's time zone) or milliseconds since the epoch.
+/// A namespace level or table name: one directory name of the warehouse.
+fn check_name_part(part: &str, option: &str, whole: &str) -> Result<String, FdwError> {
+    if part.is_empty() || part == "." || part == ".." || part.contains('/') || part.contains('\0') {
+        return Err(FdwError::BadOption {
+            name: option.into(),
+            reason: format!(
+                "{whole:?} names {part:?}, which is not a directory name (empty, \".\", \"..\", or holds \"/\")"
+            ),
+        });
+    }
+    Ok(part.to_string())
+}
+
+/// The namespace levels and table name a foreign table's options name: `namespace` and
+/// `table`, or `table` alone as `namespace.table` (every dot separates levels there).
+pub fn table_name(opts: &OptionList) -> Result<(Vec<String>, String), FdwError> {
+    let Some(t) = get(opts, "table") else {
+        return Err(FdwError::Options(
+            "a foreign table needs option \"table\" (with \"namespace\", under the server's warehouse) or \"location\"".into(),
+        ));
+    };
+    match get(opts, "namespace") {
+        Some(ns) => Ok((parse_namespace(ns)?, check_name_part(t, "table", t)?)),
+        None => {
+            let parts: Vec<&str> = t.split('.').collect();
+            if parts.len() < 2 {
+                return Err(FdwError::BadOption {
+                    name: "table".into(),
+                    reason: format!(
+                        "{t:?} is not of the form namespace.table (or give option \"namespace\")"
+                    ),
+                });
+            }
+            let mut levels = parts
+                .iter()
+                .map(|p| check_name_part(p, "table", t))
+                .collect::<Result<Vec<_>, _>>()?;
+            let table = levels.pop().unwrap_or_default();
+            Ok((levels, table))
+        }
+    }
+}
+
+/// The path of a table under its warehouse: `<level>/.../<table>`.
+pub fn table_path(opts: &OptionList) -> Result<String, FdwError> {
+    let (levels, table) = table_name(opts)?;
+    Ok(format!("{}/{table}", levels.join("/")))
+}
+
+/// A namespace as the `namespace` option writes it (levels with dots or quotes in quotes).
+pub fn format_namespace(levels: &[String]) -> String {
+    levels
+        .iter()
+        .map(|l| {
+            if l.contains('.') || l.contains('"') {
+                format!("\"{}\"", l.replace('"', "\"\""))
+            } else {
+                l.clone()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+/// Whether a server's options lend it the machine's ambient credentials.
+pub fn ambient_credentials(server: &OptionList) -> Result<bool, FdwError> {
+    match get(server, "ambient_credentials") {
+        None => Ok(false),
+        Some(v) => match v.trim().to_ascii_lowercase().as_str() {
+            "true" | "on" | "yes" | "1" => Ok(true),
+            "false" | "off" | "no" | "0" => Ok(false),
+            _ => Err(FdwError::BadOption {
+                name: "ambient_credentials".into(),
+                reason: format!("{v:?} is not a boolean"),
+            }),
+        },
+    }
+}
+
+/// The snapshot selector of a table's (or an import's) options. `as_of` is read as the CLI
+/// reads `--as-of` (UTC unless the text has an offset, or milliseconds since the epoch), never
+/// in the session's time zone, so it names one instant whoever reads the table.
 pub fn selector(opts: &OptionList) -> Result<SnapshotSelector, FdwError> {
     let given: Vec<&str> = ["snapshot_id", "as_of", "ref"]
         .into_iter()
@@ -283,7 +426,12 @@ pub fn selector(opts: &OptionList) -> Result<SnapshotSelector, FdwError> {
             });
     }
     if let Some(v) = get(opts, "as_of") {
-        return as_of_millis(v).map(SnapshotSelector::AsOf);
+        return icefloe_core::table::parse_instant_ms(v)
+            .map(SnapshotSelector::AsOf)
+            .map_err(|e| FdwError::BadOption {
+                name: "as_of".into(),
+                reason: e.to_string(),
+            });
     }
     if let Some(v) = get(opts, "ref") {
         return Ok(SnapshotSelector::Ref(v.to_string()));
@@ -294,17 +442,6 @@ pub fn selector(opts: &OptionList) -> Result<SnapshotSelector, FdwError> {
 /// Microseconds between 1970-01-01 and 2000-01-01 (Postgres' epoch).
 pub const PG_EPOCH_OFFSET_MICROS: i64 = 946_684_800_000_000;
 
-fn as_of_millis(v: &str) -> Result<i64, FdwError> {
-    if let Ok(ms) = v.trim().parse::<i64>() {
-        return Ok(ms);
-    }
-    let micros = crate::pgutil::parse_timestamptz(v).ok_or_else(|| FdwError::BadOption {
-        name: "as_of".into(),
-        reason: format!("{v:?} is neither a timestamp nor milliseconds since the epoch"),
-    })?;
-    Ok((micros + PG_EPOCH_OFFSET_MICROS).div_euclid(1000))
-}
-
 /// What a foreign table reads, resolved from its options, its server's and the user mapping's.
 #[derive(Debug, Clone)]
 pub struct Resolved {
@@ -312,50 +449,75 @@ pub struct Resolved {
     pub location: String,
     /// Which snapshot.
     pub selector: SnapshotSelector,
-    /// Storage settings and secrets (server, then user mapping, which wins).
+    /// Endpoint settings (server) and secrets (user mapping).
     pub storage: OptionList,
+    /// Whether the machine's ambient credentials may be used (server option).
+    pub ambient: bool,
     /// How to name the table in messages (`db.t` or the location).
     pub display: String,
 }
 
-/// Resolves a table's options against its server's options.
+/// Resolves a table's options against its server's options and the user mapping's.
 pub fn resolve(
     table: &OptionList,
     server: &OptionList,
     mapping: &OptionList,
 ) -> Result<Resolved, FdwError> {
-    let (location, display) = match (get(table, "table"), get(table, "location")) {
-        (_, Some(l)) => (l.to_string(), l.to_string()),
-        (Some(t), None) => {
-            let w = get(server, "warehouse").ok_or_else(|| {
+    let ambient = ambient_credentials(server)?;
+    let warehouse = get(server, "warehouse");
+    let (location, display) = match get(table, "location") {
+        Some(l) => {
+            // Ambient credentials are lent for the server's warehouse only.
+            if ambient && !is_local(l)? && !warehouse.is_some_and(|w| under(l, w)) {
+                return Err(FdwError::Permission(format!(
+                    "location {l:?} is not under the warehouse of its server, which lends ambient credentials only there"
+                )));
+            }
+            (l.to_string(), l.to_string())
+        }
+        None => {
+            let (levels, name) = table_name(table)?;
+            let w = warehouse.ok_or_else(|| {
                 FdwError::Options(format!(
-                    "foreign table option table '{t}' needs option \"warehouse\" on its server"
+                    "foreign table option table '{name}' needs option \"warehouse\" on its server"
                 ))
             })?;
             (
-                format!("{}/{}", w.trim_end_matches('/'), table_path(t)?),
-                t.to_string(),
+                format!("{}/{}/{name}", w.trim_end_matches('/'), levels.join("/")),
+                format!("{}.{name}", format_namespace(&levels)),
             )
-        }
-        (None, None) => {
-            return Err(FdwError::Options(
-                "a foreign table needs option \"table\" or \"location\"".into(),
-            ))
         }
     };
     let mut storage: OptionList = server
         .iter()
-        .filter(|(k, _)| STORAGE_SETTINGS.contains(&k.as_str()))
+        .filter(|(k, _)| ENDPOINT_SETTINGS.contains(&k.as_str()))
         .cloned()
         .collect();
-    for (k, v) in mapping {
-        storage.retain(|(sk, _)| sk != k);
-        storage.push((k.clone(), v.clone()));
-    }
+    storage.extend(
+        mapping
+            .iter()
+            .filter(|(k, _)| STORAGE_SECRETS.contains(&k.as_str()))
+            .cloned(),
+    );
     Ok(Resolved {
         location,
         selector: selector(table)?,
         storage,
+        ambient,
         display,
     })
+}
+
+/// Whether location `l` lies under `root` (both as the core parses them).
+fn under(l: &str, root: &str) -> bool {
+    match (
+        icefloe_core::io::parse_location(l),
+        icefloe_core::io::parse_location(root),
+    ) {
+        (Ok(l), Ok(r)) => {
+            let r = r.url.as_str().trim_end_matches('/').to_string() + "/";
+            l.url.as_str().starts_with(&r)
+        }
+        _ => false,
+    }
 }

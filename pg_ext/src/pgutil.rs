@@ -86,6 +86,35 @@ pub fn text_datum(bytes: &[u8]) -> Datum {
     }
 }
 
+/// The UTF-8 text of a `text`/`varchar` Datum in the database encoding (Iceberg strings and
+/// their bounds are UTF-8); `None` if it has no UTF-8 form.
+pub fn text_to_utf8(d: Datum) -> Option<String> {
+    // SAFETY: detoasts a text Datum; pg_server_to_any returns the input or a palloc'd
+    // NUL-terminated conversion (or raises an ERROR for bytes invalid in the encoding).
+    unsafe {
+        let v = pg_sys::pg_detoast_datum_packed(d.cast_mut_ptr());
+        let len = pgrx::varlena::varsize_any_exhdr(v);
+        let data = pgrx::varlena::vardata_any(v) as *const c_char;
+        let bytes = std::slice::from_raw_parts(data as *const u8, len);
+        if pg_sys::GetDatabaseEncoding() == pg_sys::pg_enc::PG_UTF8 as i32 {
+            return std::str::from_utf8(bytes).ok().map(str::to_string);
+        }
+        if pg_sys::GetDatabaseEncoding() == pg_sys::pg_enc::PG_SQL_ASCII as i32 {
+            // No known encoding: only ASCII means the same in UTF-8.
+            return bytes
+                .is_ascii()
+                .then(|| String::from_utf8_lossy(bytes).into_owned());
+        }
+        let conv = pg_sys::pg_server_to_any(data, len as i32, pg_sys::pg_enc::PG_UTF8 as i32);
+        let out = if conv == data as *mut c_char {
+            bytes.to_vec()
+        } else {
+            CStr::from_ptr(conv).to_bytes().to_vec()
+        };
+        String::from_utf8(out).ok()
+    }
+}
+
 /// A `bytea` Datum (same layout as text, no encoding).
 pub fn bytea_datum(bytes: &[u8]) -> Datum {
     // SAFETY: copies `len` bytes into a new varlena.
@@ -175,6 +204,19 @@ pub fn quote_literal(value: &str) -> String {
         format!("E'{}'", body.replace('\\', "\\\\"))
     } else {
         format!("'{body}'")
+    }
+}
+
+/// A role's name (its OID if it has none).
+pub fn role_name(role: Oid) -> String {
+    // SAFETY: returns a palloc'd C string or NULL.
+    unsafe {
+        let p = pg_sys::GetUserNameFromId(role, true);
+        if p.is_null() {
+            role.to_u32().to_string()
+        } else {
+            CStr::from_ptr(p).to_string_lossy().into_owned()
+        }
     }
 }
 

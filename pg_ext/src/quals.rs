@@ -1,9 +1,12 @@
 //! WHERE conditions → the core's pruning predicates. Only conditions that mean the same in
 //! Postgres and in the core's pruning rules are taken: `column op constant` with a built-in
 //! comparison operator (`=`, `<`, `<=`, `>`, `>=`, either side), `column IN (constants)`
-//! (`= ANY(array)`), `column IS [NOT] NULL`, a boolean column alone or under NOT, and ANDs of
-//! these. String ranges are taken only under the C/POSIX collation (Iceberg bounds are in byte
-//! order) and string equality only under deterministic collations. Nanosecond timestamp
+//! (`= ANY(array)`), `column IS [NOT] NULL`, a boolean column alone or under NOT,
+//! `column LIKE 'prefix%'` (as the byte range of strings with that prefix), and ANDs and ORs of
+//! these. A constant may be a parameter of a prepared statement: its value is taken when the
+//! scan begins, so generic plans prune too. String ranges are taken only under the C/POSIX
+//! collation (Iceberg bounds are in byte order) and string equality only under deterministic
+//! collations. Nanosecond timestamp
 //! columns are never pushed (Postgres sees them truncated to microseconds). Postgres rechecks
 //! every condition on every row: predicates only decide which files are read.
 
@@ -37,20 +40,34 @@ pub struct Pushed {
     pub display: String,
 }
 
+/// What conditions are read against: the scanned relation, its pushable columns and the
+/// statement's parameter values.
+struct Ctx<'a> {
+    scanrelid: u32,
+    columns: &'a HashMap<i16, PushColumn>,
+    params: pg_sys::ParamListInfo,
+}
+
 /// The predicates that can be derived from `quals` (an implicitly ANDed list of expressions of
 /// the plan), for Vars of range-table entry `scanrelid` whose attribute numbers are in
-/// `columns`.
+/// `columns`; parameters (`$1`) take their values from `params` (may be null).
 ///
 /// # Safety
-/// `quals` must be a valid expression list of a plan tree.
+/// `quals` must be a valid expression list of a plan tree; `params` null or the executor's.
 pub unsafe fn extract(
     quals: *mut pg_sys::List,
     scanrelid: u32,
     columns: &HashMap<i16, PushColumn>,
+    params: pg_sys::ParamListInfo,
 ) -> Vec<Pushed> {
+    let ctx = Ctx {
+        scanrelid,
+        columns,
+        params,
+    };
     let mut out = Vec::new();
     for node in list_nodes(quals) {
-        walk(node, scanrelid, columns, &mut out);
+        walk(node, &ctx, &mut out);
     }
     out
 }
@@ -64,12 +81,9 @@ unsafe fn list_nodes(list: *mut pg_sys::List) -> Vec<*mut pg_sys::Node> {
         .collect()
 }
 
-unsafe fn walk(
-    node: *mut pg_sys::Node,
-    scanrelid: u32,
-    columns: &HashMap<i16, PushColumn>,
-    out: &mut Vec<Pushed>,
-) {
+/// Appends to `out` predicates that every row satisfying `node` satisfies.
+unsafe fn walk(node: *mut pg_sys::Node, ctx: &Ctx, out: &mut Vec<Pushed>) {
+    let (scanrelid, columns) = (ctx.scanrelid, ctx.columns);
     if node.is_null() {
         return;
     }
@@ -78,8 +92,37 @@ unsafe fn walk(
         match (*b).boolop {
             pg_sys::BoolExprType::AND_EXPR => {
                 for n in list_nodes((*b).args) {
-                    walk(n, scanrelid, columns, out);
+                    walk(n, ctx, out);
                 }
+            }
+            pg_sys::BoolExprType::OR_EXPR => {
+                // Each disjunct implies its pushed predicates, so the OR implies their OR; a
+                // disjunct with none could be any row, and so could the OR.
+                let mut any_of = Vec::new();
+                let mut shown = Vec::new();
+                for n in list_nodes((*b).args) {
+                    let mut sub = Vec::new();
+                    walk(n, ctx, &mut sub);
+                    if sub.is_empty() {
+                        return;
+                    }
+                    shown.push(
+                        sub.iter()
+                            .map(|p| p.display.as_str())
+                            .collect::<Vec<_>>()
+                            .join(" AND "),
+                    );
+                    let mut preds: Vec<Predicate> = sub.into_iter().map(|p| p.predicate).collect();
+                    any_of.push(if preds.len() == 1 {
+                        preds.remove(0)
+                    } else {
+                        Predicate::And(preds)
+                    });
+                }
+                out.push(Pushed {
+                    display: format!("({})", shown.join(" OR ")),
+                    predicate: Predicate::Or(any_of),
+                });
             }
             pg_sys::BoolExprType::NOT_EXPR => {
                 let args = list_nodes((*b).args);
@@ -101,6 +144,12 @@ unsafe fn walk(
         let op = node as *mut pg_sys::OpExpr;
         let args = list_nodes((*op).args);
         let [l, r] = args.as_slice() else { return };
+        if is_like((*op).opno) {
+            if let Some(col) = column_of(*l, scanrelid, columns) {
+                push_like(col, *r, ctx, out);
+            }
+            return;
+        }
         let Some(cmp) = comparison((*op).opno) else {
             return;
         };
@@ -115,7 +164,7 @@ unsafe fn walk(
         if !collation_allows(&col.ty, (*op).inputcollid, cmp == CmpOp::Eq) {
             return;
         }
-        let Some((value, text)) = const_literal(konst, &col.ty) else {
+        let Some((value, text)) = const_literal(konst, &col.ty, ctx) else {
             return;
         };
         out.push(Pushed {
@@ -141,7 +190,7 @@ unsafe fn walk(
         if !collation_allows(&col.ty, (*op).inputcollid, true) {
             return;
         }
-        let Some(items) = const_array(*r, &col.ty) else {
+        let Some(items) = const_array(*r, &col.ty, ctx) else {
             return;
         };
         let display = format!(
@@ -185,6 +234,88 @@ unsafe fn walk(
             },
         });
     }
+}
+
+/// Whether an operator is the built-in `~~` (LIKE).
+unsafe fn is_like(opno: Oid) -> bool {
+    if opno.to_u32() >= pg_sys::FirstNormalObjectId {
+        return false;
+    }
+    let name = pg_sys::get_opname(opno);
+    !name.is_null() && CStr::from_ptr(name).to_bytes() == b"~~"
+}
+
+/// `column LIKE 'prefix%...'` on a string column: strings with that prefix lie, in byte
+/// (code point) order, in `[prefix, successor(prefix))`, whatever the collation.
+unsafe fn push_like(
+    col: &PushColumn,
+    pattern: *mut pg_sys::Node,
+    ctx: &Ctx,
+    out: &mut Vec<Pushed>,
+) {
+    if col.ty != PrimitiveType::String {
+        return;
+    }
+    let Some((Literal::String(p), _)) = const_literal(pattern, &col.ty, ctx) else {
+        return;
+    };
+    let prefix = like_prefix(&p);
+    if prefix.is_empty() {
+        return;
+    }
+    let quoted = |s: &str| format!("'{}'", s.replace('\'', "''"));
+    out.push(Pushed {
+        display: format!("{} >= {}", col.name, quoted(&prefix)),
+        predicate: Predicate::Cmp {
+            field_id: col.field_id,
+            op: CmpOp::GtEq,
+            value: Literal::String(prefix.clone()),
+        },
+    });
+    if let Some(next) = successor(&prefix) {
+        out.push(Pushed {
+            display: format!("{} < {}", col.name, quoted(&next)),
+            predicate: Predicate::Cmp {
+                field_id: col.field_id,
+                op: CmpOp::Lt,
+                value: Literal::String(next),
+            },
+        });
+    }
+}
+
+/// The literal text a LIKE pattern starts with (up to its first `%` or `_`; `\` escapes).
+pub fn like_prefix(pattern: &str) -> String {
+    let mut out = String::new();
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '%' | '_' => break,
+            '\\' => match chars.next() {
+                Some(e) => out.push(e),
+                None => break,
+            },
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The smallest string above every string that starts with `prefix`: its last character
+/// that can be incremented, incremented (`None` if there is none).
+pub fn successor(prefix: &str) -> Option<String> {
+    let mut chars: Vec<char> = prefix.chars().collect();
+    while let Some(c) = chars.pop() {
+        let mut n = c as u32 + 1;
+        if (0xD800..0xE000).contains(&n) {
+            n = 0xE000;
+        }
+        if let Some(next) = char::from_u32(n) {
+            chars.push(next);
+            return Some(chars.into_iter().collect());
+        }
+    }
+    None
 }
 
 fn push_bool(c: &PushColumn, value: bool, out: &mut Vec<Pushed>) {
@@ -255,18 +386,52 @@ unsafe fn collation_allows(ty: &PrimitiveType, collation: Oid, equality: bool) -
     equality && collation != pg_sys::InvalidOid && pg_sys::get_collation_isdeterministic(collation)
 }
 
-/// The literal of a non-null Const in the column's units; `None` if it is not a Const of a
-/// type that compares with the column exactly.
-unsafe fn const_literal(node: *mut pg_sys::Node, ty: &PrimitiveType) -> Option<(Literal, String)> {
-    if node.is_null() || !is_a(node, pg_sys::NodeTag::T_Const) {
+/// The value of a non-null Const, or of a prepared statement's parameter: Datum and type.
+unsafe fn const_value(node: *mut pg_sys::Node, ctx: &Ctx) -> Option<(Datum, Oid)> {
+    let mut node = node;
+    while !node.is_null() && is_a(node, pg_sys::NodeTag::T_RelabelType) {
+        node = (*(node as *mut pg_sys::RelabelType)).arg as *mut pg_sys::Node;
+    }
+    if node.is_null() {
         return None;
     }
-    let c = node as *mut pg_sys::Const;
-    if (*c).constisnull {
-        return None;
+    if is_a(node, pg_sys::NodeTag::T_Const) {
+        let c = node as *mut pg_sys::Const;
+        return (!(*c).constisnull).then(|| ((*c).constvalue, (*c).consttype));
     }
-    let l = datum_literal((*c).constvalue, (*c).consttype, ty)?;
-    Some((l, show_datum((*c).constvalue, (*c).consttype)))
+    if is_a(node, pg_sys::NodeTag::T_Param) {
+        let p = node as *mut pg_sys::Param;
+        let params = ctx.params;
+        if params.is_null() || (*p).paramkind != pg_sys::ParamKind::PARAM_EXTERN {
+            return None;
+        }
+        let id = (*p).paramid;
+        if id < 1 || id > (*params).numParams {
+            return None;
+        }
+        let mut workspace: pg_sys::ParamExternData = std::mem::zeroed();
+        let prm = match (*params).paramFetch {
+            Some(fetch) => fetch(params, id, false, &mut workspace),
+            None => (*params).params.as_mut_ptr().add(id as usize - 1),
+        };
+        if prm.is_null() || (*prm).isnull || (*prm).ptype != (*p).paramtype {
+            return None;
+        }
+        return Some(((*prm).value, (*prm).ptype));
+    }
+    None
+}
+
+/// The literal of a constant (or parameter) in the column's units; `None` if it is not one
+/// of a type that compares with the column exactly.
+unsafe fn const_literal(
+    node: *mut pg_sys::Node,
+    ty: &PrimitiveType,
+    ctx: &Ctx,
+) -> Option<(Literal, String)> {
+    let (d, typid) = const_value(node, ctx)?;
+    let l = datum_literal(d, typid, ty)?;
+    Some((l, show_datum(d, typid)))
 }
 
 unsafe fn datum_literal(d: Datum, typid: Oid, ty: &PrimitiveType) -> Option<Literal> {
@@ -288,7 +453,7 @@ unsafe fn datum_literal(d: Datum, typid: Oid, ty: &PrimitiveType) -> Option<Lite
             Literal::Decimal(icefloe_core::spec::literal::parse_decimal(&text, *scale)?)
         }
         P::String if t == pg_sys::TEXTOID || t == pg_sys::VARCHAROID => {
-            Literal::String(String::from_datum(d, false)?)
+            Literal::String(crate::pgutil::text_to_utf8(d)?)
         }
         P::Date if t == pg_sys::DATEOID => {
             let v = i32::from_datum(d, false)?;
@@ -323,15 +488,10 @@ unsafe fn timestamp_micros(d: Datum) -> Option<i64> {
 unsafe fn const_array(
     node: *mut pg_sys::Node,
     ty: &PrimitiveType,
+    ctx: &Ctx,
 ) -> Option<Vec<(Literal, String)>> {
-    if node.is_null() || !is_a(node, pg_sys::NodeTag::T_Const) {
-        return None;
-    }
-    let c = node as *mut pg_sys::Const;
-    if (*c).constisnull {
-        return None;
-    }
-    let arr = pg_sys::pg_detoast_datum((*c).constvalue.cast_mut_ptr()) as *mut pg_sys::ArrayType;
+    let (d, _) = const_value(node, ctx)?;
+    let arr = pg_sys::pg_detoast_datum(d.cast_mut_ptr()) as *mut pg_sys::ArrayType;
     let elem = (*arr).elemtype;
     let (len, byval, align) = crate::pgutil::typlenbyvalalign(elem);
     let mut values: *mut Datum = std::ptr::null_mut();

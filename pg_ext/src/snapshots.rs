@@ -6,7 +6,7 @@ use pgrx::prelude::*;
 
 use crate::error::{FdwError, OrReport};
 use crate::options;
-use crate::{fdw, pgutil};
+use pgrx::pg_sys;
 
 /// The icefloe server to use when none is named: the only one there is.
 fn only_server() -> Result<String, FdwError> {
@@ -39,29 +39,7 @@ fn open(table: &str, server: Option<&str>) -> Result<Table, FdwError> {
         Some(s) => s.to_string(),
         None => only_server()?,
     };
-    let cname = std::ffi::CString::new(server_name.clone())
-        .map_err(|_| FdwError::Options("bad server name".into()))?;
-    // SAFETY: catalog lookups; missing_ok = false raises Postgres' own error.
-    let (server_opts, mapping) = unsafe {
-        let s = pgrx::pg_sys::GetForeignServerByName(cname.as_ptr(), false);
-        (
-            options::read_def_list((*s).options),
-            pgutil::user_mapping_options(pgrx::pg_sys::GetUserId(), (*s).serverid),
-        )
-    };
-    let table_opts = if table.contains("://") || table.starts_with('/') {
-        vec![("location".to_string(), table.to_string())]
-    } else {
-        vec![("table".to_string(), table.to_string())]
-    };
-    let opts = fdw::CatalogOptions {
-        table: table_opts,
-        server: server_opts,
-        mapping,
-        server_name,
-    };
-    let resolved = fdw::resolve_table(&opts)?;
-    fdw::open_table(&resolved)
+    Ok(crate::access::open_by_name(table, &server_name)?.0)
 }
 
 /// Lists the snapshots of an Iceberg table (`'namespace.table'` under the server's warehouse,
@@ -89,11 +67,57 @@ fn icefloe_snapshots(
         name!(total_records, Option<i64>),
     ),
 > {
-    let t = open(table, server).or_report();
+    TableIterator::new(snapshot_rows(&open(table, server).or_report()))
+}
+
+/// Lists the snapshots of the Iceberg table a foreign table reads, as
+/// `icefloe_snapshots(text)` does; needs SELECT on the foreign table.
+#[pg_extern(name = "icefloe_snapshots")]
+#[allow(clippy::type_complexity)]
+fn icefloe_snapshots_of(
+    foreign_table: pg_sys::Oid,
+) -> TableIterator<
+    'static,
+    (
+        name!(snapshot_id, i64),
+        name!(parent_id, Option<i64>),
+        name!(sequence_number, i64),
+        name!(committed_at, Option<TimestampWithTimeZone>),
+        name!(operation, String),
+        name!(refs, Vec<String>),
+        name!(is_current, bool),
+        name!(schema_id, Option<i32>),
+        name!(first_row_id, Option<i64>),
+        name!(added_records, Option<i64>),
+        name!(deleted_records, Option<i64>),
+        name!(total_records, Option<i64>),
+    ),
+> {
+    let (t, _) = crate::access::open_foreign_table(foreign_table).or_report();
+    TableIterator::new(snapshot_rows(&t))
+}
+
+/// A row of `icefloe_snapshots`.
+type SnapshotRow = (
+    i64,
+    Option<i64>,
+    i64,
+    Option<TimestampWithTimeZone>,
+    String,
+    Vec<String>,
+    bool,
+    Option<i32>,
+    Option<i64>,
+    Option<i64>,
+    Option<i64>,
+    Option<i64>,
+);
+
+fn snapshot_rows(t: &Table) -> Vec<SnapshotRow> {
     let m = t.metadata();
     let mut snaps: Vec<_> = m.snapshots.iter().collect();
     snaps.sort_by_key(|s| (s.sequence_number, s.timestamp_ms));
-    let rows: Vec<_> = snaps
+    snaps
         .into_iter()
         .map(|s| {
             let mut refs: Vec<String> = m
@@ -121,6 +145,5 @@ fn icefloe_snapshots(
                 s.summary_i64("total-records"),
             )
         })
-        .collect();
-    TableIterator::new(rows)
+        .collect()
 }

@@ -546,11 +546,13 @@ def pushdown_prunes_files_and_keeps_results():
 
 @test
 def row_estimate_comes_from_snapshot_summary():
+    """Row estimates: the snapshot summary's records minus its deleted rows (item 14)."""
     p = explain("SELECT * FROM cur.v3_dv_large")
     m = next(m for m in load_fixtures() if m["table"] == "v3_dv_large")
     snap = next(s for s in m["snapshots"] if s["snapshot_id"] == m["current_snapshot_id"])
-    total = int(re.search(r"'total-records': '(\d+)'", snap["summary"]).group(1)) if isinstance(snap["summary"], str) else int(snap["summary"]["total-records"])
-    assert p["Plan Rows"] == total, (p["Plan Rows"], total)
+    summary = snap["summary"]
+    live = int(summary["total-records"]) - int(summary["total-position-deletes"]) - int(summary["total-equality-deletes"])
+    assert live == snap["rows"] and p["Plan Rows"] == live, (p["Plan Rows"], live)
 
 
 @test
@@ -703,6 +705,617 @@ def query_cancel_stops_a_long_scan():
     assert time.time() - t0 < 5, f"cancel took {time.time() - t0:.1f}s"
     assert not th.is_alive(), "scan did not stop after pg_cancel_backend"
     assert result.get("err") is not None and result["err"].sqlstate == "57014", result
+
+
+# ---------------------------------------------------------------------------------------------
+# issue 9: security
+
+
+def roles(*names):
+    """Fresh login roles with USAGE on schema cur and the right to create in public."""
+    for n in names:
+        psql(f"DROP OWNED BY {n} CASCADE; DROP ROLE {n}") if psql(f"SELECT 1 FROM pg_roles WHERE rolname = '{n}'").strip() else None
+        psql(f"CREATE ROLE {n} LOGIN; GRANT USAGE ON SCHEMA cur TO {n}; GRANT CREATE, USAGE ON SCHEMA public TO {n}")
+
+
+def local_spellings(path, datadir):
+    """Every spelling of local path `path` the core's location parser reads as a local file:
+    scheme case, leading and embedded spaces, tabs and newlines (the URL parser drops them),
+    file://localhost, a relative path (relative to the data directory)."""
+    return [
+        f"FILE:{path}", f"File:{path}", f"FiLe://{path}", f"file:{path}", f"file://localhost{path}",
+        f" file://{path}", f"  FILE:{path}", f"\tfile://{path}", f"\nfile://{path}",
+        f"fi\tle://{path}", f"file:\t//{path}", f"f\ni\tle:{path}", f" {path}", f"\t{path}",
+        f"{path}", os.path.relpath(path, datadir),
+    ]
+
+
+def sql_lit(s):
+    """A string literal that may hold tabs and newlines (E'...')."""
+    return "E'" + s.replace("\\", "\\\\").replace("'", "\\'").replace("\t", "\\t").replace("\n", "\\n") + "'"
+
+
+@test
+def local_url_spellings_all_need_privileges():
+    """Item 1: every spelling of a local location is a local read: refused to a role without
+    pg_read_server_files (server warehouse, table location, and at scan time), and read by
+    one with it."""
+    roles("mallory")
+    psql("GRANT USAGE ON FOREIGN DATA WRAPPER icefloe TO mallory; GRANT USAGE ON FOREIGN SERVER lake TO mallory")
+    table = os.path.join(ARGS.warehouse, "db", "v3_basic")
+    want = int(psql("SELECT count(*) FROM cur.v3_basic").strip())
+    datadir = psql("SHOW data_directory").strip()
+    for i, loc in enumerate(local_spellings(table, datadir)):
+        wh = loc[: len(loc) - len("/db/v3_basic")] or "."
+        expect_error(f"CREATE SERVER m_srv{i} FOREIGN DATA WRAPPER icefloe OPTIONS (warehouse {sql_lit(wh)})",
+                     sqlstate="42501", contains="pg_read_server_files", user="mallory")
+        expect_error(f"CREATE FOREIGN TABLE m_t{i} (id bigint) SERVER lake OPTIONS (location {sql_lit(loc)})",
+                     sqlstate="42501", contains="pg_read_server_files", user="mallory")
+        # A superuser's table with this spelling reads the local table (a path after spaces
+        # is a relative path: a local file under the data directory) ...
+        psql(f"DROP FOREIGN TABLE IF EXISTS sp_t; CREATE FOREIGN TABLE sp_t (id bigint) SERVER lake OPTIONS (location {sql_lit(loc)});"
+             "GRANT SELECT ON sp_t TO mallory")
+        if not loc[0].isspace() or ":" in loc:
+            got = int(psql("SELECT count(*) FROM sp_t").strip())
+            assert got == want, (loc, got, want)
+        # ... which mallory may not scan, whatever the spelling.
+        expect_error("SELECT count(*) FROM sp_t", sqlstate="42501", user="mallory")
+    psql("DROP FOREIGN TABLE sp_t")
+    # Schemes the parser does not open are errors, not remote locations.
+    expect_error("CREATE FOREIGN TABLE m_http (id bigint) SERVER lake OPTIONS (location 'http://example.com/t')",
+                 contains="unsupported storage scheme", user="mallory")
+
+
+@test
+def metadata_functions_check_usage_and_local_files():
+    """Item 2: icefloe_snapshots applies a scan's checks: USAGE on the server, the local-file
+    rule in every spelling, SELECT on the foreign table."""
+    roles("nobody", "reader")
+    path = os.path.join(ARGS.warehouse, "db", "v3_basic")
+    for loc in [f" file://{path}", f"FILE:{path}", f" {path}", "db.v3_basic"]:
+        expect_error(f"SELECT count(*) FROM icefloe_snapshots({sql_lit(loc)}, 'lake')", sqlstate="42501", user="nobody")
+    psql("GRANT USAGE ON FOREIGN SERVER lake TO reader")
+    for loc in [f" {path}", f"\tfile://{path}", f"File:{path}", "db.v3_basic"]:
+        expect_error(f"SELECT count(*) FROM icefloe_snapshots({sql_lit(loc)}, 'lake')", sqlstate="42501",
+                     contains="pg_read_server_files", user="reader")
+    expect_error("SELECT count(*) FROM icefloe_snapshots('cur.v3_basic'::regclass)", sqlstate="42501", user="nobody")
+    for f in ["icefloe_files", "icefloe_manifests", "icefloe_refs", "icefloe_history"]:
+        expect_error(f"SELECT count(*) FROM {f}('cur.v3_basic'::regclass)", sqlstate="42501", user="nobody")
+    # With SELECT on the table but without the right to read local files: still refused.
+    psql("GRANT SELECT ON cur.v3_basic TO nobody")
+    expect_error("SELECT count(*) FROM icefloe_snapshots('cur.v3_basic'::regclass)", sqlstate="42501",
+                 contains="pg_read_server_files", user="nobody")
+    psql("GRANT pg_read_server_files TO reader")
+    n = int(psql(f"SELECT count(*) FROM icefloe_snapshots({sql_lit(' FILE:' + path)}, 'lake')", user="reader").strip())
+    assert n == len(next(m for m in load_fixtures() if m["table"] == "v3_basic")["snapshots"]), n
+
+
+@test
+def views_read_with_the_owners_rights():
+    """Item 3: a view's relations are checked as the view's owner (checkAsUser), as in
+    postgres_fdw: a reader without pg_read_server_files reads through a privileged owner's
+    view, and a privileged reader gains nothing through an unprivileged owner's view."""
+    roles("owner_priv", "owner_plain", "viewer")
+    psql("GRANT pg_read_server_files TO owner_priv; GRANT SELECT ON cur.v3_types TO owner_priv, owner_plain")
+    psql("CREATE VIEW public.v_priv AS SELECT id FROM cur.v3_types", user="owner_priv")
+    psql("CREATE VIEW public.v_plain AS SELECT id FROM cur.v3_types", user="owner_plain")
+    psql("GRANT SELECT ON public.v_priv, public.v_plain TO viewer")
+    want = int(psql("SELECT count(*) FROM cur.v3_types").strip())
+    got = int(psql("SELECT count(*) FROM public.v_priv", user="viewer").strip())
+    assert got == want, (got, want)
+    expect_error("SELECT count(*) FROM public.v_plain", sqlstate="42501", user="viewer")
+    # Postgres itself reads the view as its owner even for a superuser.
+    expect_error("SELECT count(*) FROM public.v_plain", sqlstate="42501")
+    psql("DROP VIEW public.v_priv, public.v_plain")
+
+
+class RecordingS3:
+    """A loopback HTTP server that answers every request 404 (NoSuchKey) and records the
+    requests' Authorization headers: it shows which credentials a backend sent."""
+
+    def __init__(self, delay=0.0):
+        import http.server
+        rec = self.requests = []
+
+        class H(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                rec.append((self.path, self.headers.get("Authorization")))
+                time.sleep(delay)
+                body = b"<?xml version='1.0'?><Error><Code>NoSuchKey</Code><Message>no</Message></Error>"
+                self.send_response(404)
+                self.send_header("Content-Type", "application/xml")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            do_HEAD = do_GET
+
+            def log_message(self, *a):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.port = self.httpd.server_address[1]
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+
+
+@test
+def views_use_the_owners_user_mapping():
+    """Item 3: the user mapping that applies to a view's foreign table is its owner's."""
+    roles("vowner", "vreader")
+    s3 = RecordingS3()
+    try:
+        psql(f"DROP SERVER IF EXISTS rec CASCADE; CREATE SERVER rec FOREIGN DATA WRAPPER icefloe OPTIONS "
+             f"(warehouse 's3://bucket/wh', aws_endpoint 'http://127.0.0.1:{s3.port}', aws_allow_http 'true', aws_region 'us-east-1');"
+             "GRANT USAGE ON FOREIGN SERVER rec TO vowner, vreader;"
+             "CREATE USER MAPPING FOR vowner SERVER rec OPTIONS (aws_access_key_id 'OWNERKEY', aws_secret_access_key 's1');"
+             "CREATE USER MAPPING FOR vreader SERVER rec OPTIONS (aws_access_key_id 'READERKEY', aws_secret_access_key 's2');"
+             "CREATE FOREIGN TABLE public.rec_t (id bigint) SERVER rec OPTIONS (\"table\" 'db.t');"
+             "GRANT SELECT ON public.rec_t TO vowner")
+        psql("CREATE VIEW public.rec_v AS SELECT id FROM public.rec_t", user="vowner")
+        psql("GRANT SELECT ON public.rec_v TO vreader")
+        expect_error("SET statement_timeout = '30s'; SELECT count(*) FROM public.rec_v", user="vreader")
+        keys = {re.search(r"Credential=([A-Z]+)/", a).group(1) for _, a in s3.requests if a and "Credential=" in a}
+        assert keys == {"OWNERKEY"}, (keys, s3.requests[:3])
+    finally:
+        s3.close()
+        psql("DROP VIEW IF EXISTS public.rec_v; DROP SERVER IF EXISTS rec CASCADE")
+
+
+@test
+def endpoints_and_ambient_credentials_belong_to_the_server_owner():
+    """Item 4: endpoints are server options (not a role's user mapping); the machine's ambient
+    credentials are used only when a superuser opts the server in; credential options naming
+    local files are superuser only."""
+    roles("steer")
+    psql("GRANT USAGE ON FOREIGN DATA WRAPPER icefloe TO steer")
+    psql("CREATE SERVER steer_s3 FOREIGN DATA WRAPPER icefloe OPTIONS (warehouse 's3://b/w', aws_endpoint 'http://127.0.0.1:9')", user="steer")
+    for opt in ["aws_endpoint 'http://169.254.169.254'", "aws_allow_http 'true'", "aws_region 'us-east-1'", "warehouse 's3://other'"]:
+        expect_error(f"CREATE USER MAPPING FOR steer SERVER steer_s3 OPTIONS ({opt})", sqlstate="HV00D", contains="SERVER", user="steer")
+    expect_error("CREATE SERVER steer_amb FOREIGN DATA WRAPPER icefloe OPTIONS (warehouse 's3://b/w', ambient_credentials 'true')",
+                 sqlstate="42501", contains="superuser", user="steer")
+    expect_error("ALTER SERVER steer_s3 OPTIONS (ADD ambient_credentials 'true')", sqlstate="42501", user="steer")
+    for opt in ["google_service_account '/var/lib/postgresql/key.json'", "google_application_credentials '/etc/passwd'"]:
+        expect_error(f"CREATE USER MAPPING FOR steer SERVER steer_s3 OPTIONS ({opt})", sqlstate="42501", contains="superuser", user="steer")
+        psql(f"CREATE USER MAPPING FOR steer SERVER steer_s3 OPTIONS ({opt}); DROP USER MAPPING FOR steer SERVER steer_s3")
+    psql("CREATE SERVER su_amb FOREIGN DATA WRAPPER icefloe OPTIONS (warehouse 's3://b/w', ambient_credentials 'true'); DROP SERVER su_amb")
+    psql("DROP SERVER steer_s3 CASCADE")
+    # Without a mapping and without the opt-in, requests go out unsigned (never with the
+    # machine's own credentials).
+    s3 = RecordingS3()
+    try:
+        psql(f"DROP SERVER IF EXISTS anon CASCADE; CREATE SERVER anon FOREIGN DATA WRAPPER icefloe OPTIONS "
+             f"(warehouse 's3://bucket/wh', aws_endpoint 'http://127.0.0.1:{s3.port}', aws_allow_http 'true', aws_region 'us-east-1');"
+             "CREATE FOREIGN TABLE public.anon_t (id bigint) SERVER anon OPTIONS (\"table\" 'db.t')")
+        expect_error("SET statement_timeout = '30s'; SELECT count(*) FROM public.anon_t")
+        assert s3.requests, "no request reached the endpoint"
+        assert all(a is None for _, a in s3.requests), s3.requests[:3]
+        # With ambient credentials, a location must stay under the server's warehouse.
+        psql("ALTER SERVER anon OPTIONS (ADD ambient_credentials 'true');"
+             "CREATE FOREIGN TABLE public.anon_l (id bigint) SERVER anon OPTIONS (location 's3://elsewhere/t')")
+        expect_error("SELECT count(*) FROM public.anon_l", sqlstate="42501", contains="warehouse")
+    finally:
+        s3.close()
+        psql("DROP SERVER IF EXISTS anon CASCADE")
+
+
+# ---------------------------------------------------------------------------------------------
+# issue 9: wrong or unstable results
+
+
+@test
+def narrower_typmods_are_errors_when_planned():
+    """Item 5: a declared numeric(p,s), time(p) or timestamp(p) that cannot hold every Iceberg
+    value exactly is an error at planning (EXPLAIN included); wide enough ones read exact."""
+    bad = ["dec9 numeric(9,0)", "dec9 numeric(8,2)", "dec9 numeric(9,1)", "dec18 numeric(18,5)",
+           "ts timestamp(0) without time zone", "tstz timestamp(3) with time zone", "dec9 numeric(3,-2)"]
+    for i, col in enumerate(bad):
+        psql(f"DROP FOREIGN TABLE IF EXISTS tm{i}; CREATE FOREIGN TABLE tm{i} (id bigint, {col}) SERVER lake OPTIONS (\"table\" 'db.v3_types')")
+        name = col.split()[0]
+        expect_error(f"EXPLAIN SELECT id FROM tm{i} WHERE {name} IS NOT NULL", sqlstate="HV004", contains=name)
+        cond = f"{name} = 10000000" if name.startswith("dec") else f"{name} > '2000-01-01'"
+        expect_error(f"SELECT count(*) FROM tm{i} WHERE {cond}", sqlstate="HV004", contains=name)
+        psql(f"DROP FOREIGN TABLE tm{i}")
+    want = psql("SELECT dec9::text FROM cur.v3_types ORDER BY id").split()
+    for col in ["dec9 numeric(9,2)", "dec9 numeric(12,4)", "dec9 numeric"]:
+        psql(f"DROP FOREIGN TABLE IF EXISTS tmok; CREATE FOREIGN TABLE tmok (id bigint, {col}) SERVER lake OPTIONS (\"table\" 'db.v3_types')")
+        got = psql("SELECT dec9::text FROM tmok ORDER BY id").split()
+        assert [Decimal(x) for x in got] == [Decimal(x) for x in want], (col, got, want)
+        n_pruned = int(psql("SELECT count(*) FROM tmok WHERE dec9 = 9999999.99").strip())
+        n_all = int(psql("SELECT count(*) FROM (SELECT * FROM tmok OFFSET 0) t WHERE dec9 = 9999999.99").strip())
+        assert n_pruned == n_all and n_all >= 1, (col, n_pruned, n_all)
+    psql("DROP FOREIGN TABLE tmok")
+
+
+@test
+def as_of_is_the_same_instant_in_every_time_zone():
+    """Item 6: as_of without an offset is UTC, whatever the session's TimeZone."""
+    m = next(m for m in load_fixtures() if m["table"] == "v3_basic")
+    first = m["snapshots"][0]
+    ms = first["timestamp_ms"] + 500
+    text = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}"
+    psql(f"DROP FOREIGN TABLE IF EXISTS asof_tz; CREATE FOREIGN TABLE asof_tz (id bigint) SERVER lake "
+         f"OPTIONS (\"table\" 'db.v3_basic', as_of '{text}')")
+    for tz in ["UTC", "Etc/GMT+12", "Asia/Tokyo", "America/St_Johns"]:
+        got = int(psql(f"SET TimeZone = '{tz}'; SELECT count(*) FROM asof_tz").strip())
+        assert got == first["rows"], (tz, got, first["rows"])
+    # IMPORT stores the instant.
+    psql(f"DROP SCHEMA IF EXISTS asof_imp CASCADE; CREATE SCHEMA asof_imp; SET TimeZone = 'Asia/Tokyo';"
+         f"IMPORT FOREIGN SCHEMA db LIMIT TO (v3_basic) FROM SERVER lake INTO asof_imp OPTIONS (as_of '{text}')")
+    opt = psql("SELECT array_to_string(ftoptions, ',') FROM pg_foreign_table WHERE ftrelid = 'asof_imp.v3_basic'::regclass").strip()
+    assert f"as_of={ms}" in opt, opt
+    got = int(psql("SET TimeZone = 'Etc/GMT+12'; SELECT count(*) FROM asof_imp.v3_basic").strip())
+    assert got == first["rows"], got
+    psql("DROP SCHEMA asof_imp CASCADE; DROP FOREIGN TABLE asof_tz")
+
+
+def scratch_table(src, name, version):
+    """A scratch copy of fixture table `src` whose version-hint points at metadata `version`;
+    returns (directory, function that moves the hint)."""
+    d = corrupt_copy(src, name)
+    subprocess.run(["chmod", "-R", "a+rwX", d], check=True)
+    hint = os.path.join(d, "metadata", "version-hint.text")
+
+    def set_version(v):
+        with open(hint, "w") as f:
+            f.write(f"{v}\n")
+    set_version(version)
+    return d, set_version
+
+
+@test
+def snapshots_are_pinned_per_statement_and_transaction():
+    """Item 7: a new metadata version committed between two statements is not seen inside a
+    REPEATABLE READ (or SERIALIZABLE) transaction, nor in READ COMMITTED with
+    icefloe.snapshot_pinning = transaction; in statement mode every scan of one statement reads
+    one version."""
+    d, set_version = scratch_table("v3_basic", "pinned", 2)
+    psql(f"DROP FOREIGN TABLE IF EXISTS pin_t; CREATE FOREIGN TABLE pin_t (id bigint) SERVER lake OPTIONS (location '{d}')")
+    hint = os.path.join(d, "metadata", "version-hint.text")
+    for iso, pinning, pinned in [("REPEATABLE READ", None, True), ("SERIALIZABLE", None, True),
+                                 ("READ COMMITTED", None, False), ("READ COMMITTED", "transaction", True)]:
+        set_version(2)
+        # psql sends each statement of a script on its own: COPY commits the new version
+        # between the two SELECTs of the transaction.
+        out = psql((f"SET icefloe.snapshot_pinning = {pinning};\n" if pinning else "")
+                   + f"BEGIN ISOLATION LEVEL {iso};\nSELECT count(*) FROM pin_t;\n"
+                   f"COPY (SELECT '12') TO '{hint}';\nSELECT count(*) FROM pin_t;\nCOMMIT;\n"
+                   "SELECT count(*) FROM pin_t;\n")
+        a, b, c = [int(x) for x in out.split()]
+        assert a == 1000 and c == 1201, (iso, pinning, a, b, c)
+        assert b == (1000 if pinned else 1201), (iso, pinning, a, b)
+    # One statement: a function that moves the hint between two scans.
+    set_version(2)
+    psql(f"""CREATE OR REPLACE FUNCTION pin_two() RETURNS TABLE (a bigint, b bigint) LANGUAGE plpgsql AS $$
+             BEGIN
+               SELECT count(*) INTO a FROM pin_t;
+               COPY (SELECT '12') TO '{hint}';
+               SELECT count(*) INTO b FROM pin_t;
+               RETURN NEXT;
+             END $$""")
+    got = psql("SELECT a || ',' || b FROM pin_two()").strip()
+    assert got == "1000,1000", got
+    assert int(psql("SELECT count(*) FROM pin_t").strip()) == 1201
+    psql("DROP FUNCTION pin_two(); DROP FOREIGN TABLE pin_t")
+
+
+@test
+def not_null_columns_never_read_null():
+    """Item 8: a NOT NULL column whose field the snapshot read lacks reads the field's
+    initial-default, or is an error; NOT NULL over an optional field is an error."""
+    m = next(m for m in load_fixtures() if m["table"] == "v3_defaults")
+    first = m["snapshots"][0]
+    notnull = psql("SELECT attnotnull FROM pg_attribute WHERE attrelid = 'cur.v3_defaults'::regclass AND attname = 'c_req'").strip()
+    assert notnull == "t", notnull
+    cols = column_types("cur", "v3_defaults")
+    coldefs = ", ".join(f"{quote_ident(c)} {t}" + (" NOT NULL" if c == "c_req" else "") for c, t in cols)
+    psql(f"DROP FOREIGN TABLE IF EXISTS nn_old; CREATE FOREIGN TABLE nn_old ({coldefs}) SERVER lake "
+         f"OPTIONS (\"table\" 'db.v3_defaults', snapshot_id '{first['snapshot_id']}')")
+    out = psql("SELECT count(*), count(*) FILTER (WHERE c_req IS NULL), min(c_req), max(c_req) FROM nn_old").strip()
+    assert out == f"{first['rows']}|0|100|100", out
+    # Every absent column reads its initial-default (c_nodefault has none: NULL).
+    row = psql("SELECT c_int, c_str, c_bool, c_dec, c_date, c_nodefault IS NULL FROM nn_old LIMIT 1").strip()
+    assert row == "7|hello|t|12.34|2024-01-15|t", row
+    # Absent without initial-default, declared NOT NULL: an error, never NULL.
+    psql(f"DROP FOREIGN TABLE IF EXISTS nn_bad; CREATE FOREIGN TABLE nn_bad (id bigint, c_nodefault text NOT NULL) SERVER lake "
+         f"OPTIONS (\"table\" 'db.v3_defaults', snapshot_id '{first['snapshot_id']}')")
+    expect_error("SELECT count(*) FROM nn_bad WHERE c_nodefault IS NULL", sqlstate="HV004", contains="NOT NULL")
+    # NOT NULL over an optional field: an error.
+    psql("DROP FOREIGN TABLE IF EXISTS nn_opt; CREATE FOREIGN TABLE nn_opt (id bigint, name text NOT NULL) SERVER lake "
+         "OPTIONS (\"table\" 'db.v3_basic')")
+    expect_error("SELECT count(*) FROM nn_opt WHERE name IS NULL", sqlstate="HV004", contains="optional")
+    psql("DROP FOREIGN TABLE nn_old, nn_bad, nn_opt")
+
+
+@test
+def dotted_and_nested_names_read_the_right_table():
+    """Item 9: IMPORT stores namespace and table apart, so a table named `v3.basic` reads
+    itself and not `v3`'s `basic`; multi-level namespaces import and read."""
+    root = os.path.join(ARGS.warehouse, "dotted")
+    shutil.rmtree(root, ignore_errors=True)
+    os.makedirs(os.path.join(root, "v3"))
+    shutil.copytree(os.path.join(ARGS.warehouse, "db", "v3_basic"), os.path.join(root, "v3.basic"))
+    shutil.copytree(os.path.join(ARGS.warehouse, "db", "v3_types"), os.path.join(root, "v3", "basic"))
+    subprocess.run(["chmod", "-R", "a+rX", root], check=True)
+    psql("DROP SCHEMA IF EXISTS dn CASCADE; CREATE SCHEMA dn; IMPORT FOREIGN SCHEMA dotted FROM SERVER lake INTO dn")
+    names = psql("SELECT string_agg(foreign_table_name::text, ',' ORDER BY 1) FROM information_schema.foreign_tables WHERE foreign_table_schema = 'dn'").strip()
+    assert names == "v3.basic", names
+    want = psql("SELECT count(*), sum(id) FROM cur.v3_basic").strip()
+    assert psql('SELECT count(*), sum(id) FROM dn."v3.basic"').strip() == want
+    psql('DROP SCHEMA IF EXISTS dn2 CASCADE; CREATE SCHEMA dn2; IMPORT FOREIGN SCHEMA "dotted.v3" FROM SERVER lake INTO dn2')
+    want = psql("SELECT count(*), sum(id) FROM cur.v3_types").strip()
+    assert psql("SELECT count(*), sum(id) FROM dn2.basic").strip() == want
+    opt = psql("SELECT array_to_string(ftoptions, ',') FROM pg_foreign_table WHERE ftrelid = 'dn2.basic'::regclass").strip()
+    assert "namespace=dotted.v3" in opt and "table=basic" in opt, opt
+    # A namespace level holding a dot, quoted.
+    psql("DROP FOREIGN TABLE IF EXISTS dq; CREATE FOREIGN TABLE dq (id bigint) SERVER lake OPTIONS (namespace '\"dotted\"', \"table\" 'v3.basic')")
+    assert psql("SELECT count(*), sum(id) FROM dq").strip() == psql("SELECT count(*), sum(id) FROM cur.v3_basic").strip()
+    expect_error("CREATE FOREIGN TABLE dbad (id bigint) SERVER lake OPTIONS (namespace 'db', \"table\" '../v3_basic')", sqlstate="HV024")
+    expect_error("CREATE FOREIGN TABLE dbad (id bigint) SERVER lake OPTIONS (namespace 'db..x', \"table\" 't')", sqlstate="HV024")
+    psql("DROP SCHEMA dn CASCADE; DROP SCHEMA dn2 CASCADE; DROP FOREIGN TABLE dq")
+
+
+def edge_table(name="edge_values"):
+    """A pg_edge fixture table (tests/gen/pg_*.py) copied into the warehouse."""
+    dst = os.path.join(ARGS.warehouse, "pg_edge", name)
+    if not os.path.isdir(dst):
+        shutil.copytree(os.path.join(ARGS.fixtures, "pg_edge", name), dst)
+        subprocess.run(["chmod", "-R", "a+rX", os.path.join(ARGS.warehouse, "pg_edge")], check=True)
+    return dst
+
+
+@test
+def unrepresentable_values_are_errors():
+    """Item 10: a string with a NUL byte and a date after Postgres' last date are errors,
+    never altered values; other rows of the table read."""
+    d = edge_table()
+    psql(f"DROP FOREIGN TABLE IF EXISTS edge; CREATE FOREIGN TABLE edge (id bigint, s text, d date) SERVER lake OPTIONS (location '{d}')")
+    assert psql("SELECT string_agg(id::text, ',' ORDER BY id) FROM edge").strip() == "1,2,3"
+    assert psql("SELECT s || '|' || d FROM edge WHERE id = 1").strip() == "plain|2024-01-01"
+    expect_error("SELECT s FROM edge WHERE id = 2", sqlstate="22021", contains="NUL")
+    expect_error("SELECT length(s) FROM edge", sqlstate="22021")
+    expect_error("SELECT d FROM edge WHERE id = 3", sqlstate="22008", contains="range")
+    expect_error("SELECT max(d) FROM edge", sqlstate="22008")
+    assert psql("SELECT s FROM edge WHERE id = 3").strip() == "late"
+    psql("DROP FOREIGN TABLE edge")
+
+
+@test
+def string_constants_are_pushed_in_utf8():
+    """Item 10: in a LATIN1 database, string conditions are pushed down as UTF-8 (the bytes
+    Iceberg bounds compare), and give the rows an unpruned scan gives."""
+    psql("DROP DATABASE IF EXISTS icefloe_latin1", db="postgres")
+    psql("CREATE DATABASE icefloe_latin1 ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0", db="postgres")
+    d = os.path.join(ARGS.warehouse, "db", "partitioned")
+
+    def q(sql):
+        return psql(sql, db="icefloe_latin1")
+    q(f"CREATE EXTENSION icefloe_fdw; CREATE SERVER lake FOREIGN DATA WRAPPER icefloe;"
+      f"CREATE FOREIGN TABLE p (id bigint, cat text) SERVER lake OPTIONS (location '{d}')")
+    for cond in ["cat = 'é'", "cat > 'é'", "cat < 'ü'", "cat IN ('a', 'ß')", "cat = 'a'"]:
+        got = q(f"SELECT count(*) FROM p WHERE {cond}").strip()
+        want = q(f"SELECT count(*) FROM (SELECT * FROM p OFFSET 0) t WHERE ({cond}) IS TRUE").strip()
+        assert got == want, (cond, got, want)
+    psql("DROP DATABASE icefloe_latin1", db="postgres")
+
+
+@test
+def explain_analyze_shows_rows_read_and_files_skipped():
+    """Issue 12's FDW piece: EXPLAIN ANALYZE reports the rows the scan read and the files it
+    skipped."""
+    plan = json.loads(psql("EXPLAIN (ANALYZE, FORMAT JSON) SELECT * FROM cur.partitioned WHERE cat = 'a'"))[0]["Plan"]
+    assert plan["Files Skipped"] > 0 and "Rows Read" in plan, plan
+    total = int(psql("SELECT count(*) FROM cur.partitioned").strip())
+    matching = int(psql("SELECT count(*) FROM cur.partitioned WHERE cat = 'a'").strip())
+    assert matching <= plan["Rows Read"] < total, (plan["Rows Read"], matching, total)
+    assert plan["Actual Rows"] == matching, plan
+    plan = json.loads(psql("EXPLAIN (ANALYZE, FORMAT JSON) SELECT * FROM cur.partitioned"))[0]["Plan"]
+    assert plan["Rows Read"] == total and plan["Files Skipped"] == 0, plan
+
+
+@test
+def metadata_functions_list_files_manifests_refs_history():
+    """Item 16: icefloe_files, icefloe_manifests, icefloe_refs, icefloe_history."""
+    m = next(m for m in load_fixtures() if m["table"] == "v3_dv_large")
+    snap = next(s for s in m["snapshots"] if s["snapshot_id"] == m["current_snapshot_id"])
+    rows = psql("SELECT content, record_count, coalesce(deleted_rows, 0) FROM icefloe_files('cur.v3_dv_large'::regclass)")
+    files = [l.split("|") for l in rows.splitlines() if l]
+    live = sum(int(r[1]) for r in files if r[0] == "data") - sum(int(r[2]) for r in files if r[0] == "deletion_vector")
+    assert any(r[0] == "deletion_vector" for r in files), files
+    assert live == snap["rows"], (live, snap["rows"])
+    n_first = int(psql(f"SELECT count(*) FROM icefloe_files('cur.v3_dv_large'::regclass, {m['snapshots'][0]['snapshot_id']}) WHERE content = 'deletion_vector'").strip())
+    assert n_first == 0, n_first
+    man = psql("SELECT count(*), count(*) FILTER (WHERE content = 'deletes') FROM icefloe_manifests('cur.v3_dv_large'::regclass)").strip().split("|")
+    assert int(man[0]) >= 2 and int(man[1]) >= 1, man
+    b = next(m for m in load_fixtures() if m["table"] == "v3_basic")
+    refs = psql("SELECT name || ':' || ref_type || ':' || snapshot_id FROM icefloe_refs('cur.v3_basic'::regclass)").split()
+    want = sorted(f"{k}:{r['type']}:{r['snapshot-id']}" for k, r in b["refs"].items())
+    assert sorted(refs) == want, (refs, want)
+    hist = psql("SELECT snapshot_id, is_current_ancestor FROM icefloe_history('cur.v3_basic'::regclass) ORDER BY made_current_at").split()
+    log = current_metadata("v3_basic")["snapshot-log"]
+    assert [int(h.split("|")[0]) for h in hist] == [e["snapshot-id"] for e in log], (hist, log)
+    assert hist[-1].endswith("|t")
+
+
+@test
+def pushdown_of_or_like_and_parameters():
+    """Item 12 (part): OR of pushable conditions, LIKE 'prefix%', and parameters of prepared
+    statements (generic plans) prune files; results equal an unpruned scan's; LIMIT stops
+    reading early."""
+    cases = [
+        ("cur.partitioned", "cat = 'a' OR cat = 'b'"),
+        ("cur.partitioned", "id = 7 OR id = 299"),
+        ("cur.partitioned", "(cat = 'a' AND id < 10) OR cat IS NULL"),
+        ("cur.partitioned", "cat LIKE 'x y%'"),
+        ("cur.partitioned", "cat LIKE 'a'"),
+        ("cur.partitioned", "cat LIKE 'x\_%'"),
+        ("cur.v3_basic", "name LIKE 'ünï%'"),
+        ("cur.v3_basic", "id BETWEEN 10 AND 20 OR id > 1500"),
+    ]
+    for table, cond in cases:
+        p = explain(f"SELECT * FROM {table} WHERE {cond}")
+        cols = column_types(*table.split("."))
+        sel = select_list(cols)
+        got = sorted(map(repr, copy_rows(f"SELECT {sel} FROM {table} WHERE {cond}")))
+        want = sorted(map(repr, copy_rows(f"SELECT {sel} FROM (SELECT * FROM {table} OFFSET 0) t WHERE ({cond}) IS TRUE")))
+        assert got == want, f"{table} WHERE {cond}: {len(got)} rows, want {len(want)}"
+        if cond.startswith(("cat = 'a' OR", "cat LIKE 'x y", "(cat")):
+            assert p["Files Skipped"] > 0 and "Pruning Filters" in p, (cond, p)
+    # An OR with a disjunct that cannot be pushed prunes nothing (and is right).
+    p = explain("SELECT * FROM cur.partitioned WHERE cat = 'a' OR length(name) > 3")
+    assert p["Files Skipped"] == 0, p
+    # A generic plan of a prepared statement prunes with the parameter's value.
+    out = psql("SET plan_cache_mode = force_generic_plan; PREPARE pq(text) AS SELECT count(*) FROM cur.partitioned WHERE cat = $1;"
+               "EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE pq('a')")
+    plan = json.loads(out)[0]["Plan"]
+    while plan.get("Node Type") != "Foreign Scan":
+        plan = plan["Plans"][0]
+    assert "$1" in json.dumps(plan.get("Filter", "")) and plan["Files Skipped"] > 0, plan
+    n = psql("SET plan_cache_mode = force_generic_plan; PREPARE pq2(bigint[]) AS SELECT count(*) FROM cur.partitioned WHERE id = ANY($1);"
+             "EXECUTE pq2(ARRAY[3, 150]::bigint[])").strip()
+    assert n == psql("SELECT count(*) FROM cur.partitioned WHERE id IN (3, 150)").strip(), n
+    # LIMIT without ORDER BY stops reading early.
+    plan = json.loads(psql("EXPLAIN (ANALYZE, FORMAT JSON) SELECT * FROM cur.v3_dv_large LIMIT 3"))[0]["Plan"]["Plans"][0]
+    total = int(psql("SELECT count(*) FROM cur.v3_dv_large").strip())
+    assert plan["Rows Read"] < total, (plan["Rows Read"], total)
+
+
+@test
+def count_star_from_metadata():
+    """Item 13: count(*) without conditions is answered by the foreign scan (no Aggregate
+    node), from metadata where only deletion vectors apply (data files' record counts minus
+    DV cardinalities), by reading where position or equality delete files apply; right at
+    every snapshot of every fixture table."""
+    problems = []
+    for m in load_fixtures():
+        for snap in m["snapshots"]:
+            psql(f"DROP FOREIGN TABLE IF EXISTS cnt; CREATE FOREIGN TABLE cnt () SERVER lake "
+                 f"OPTIONS (\"table\" 'db.{m['table']}', snapshot_id '{snap['snapshot_id']}')")
+            plan = json.loads(psql("EXPLAIN (FORMAT JSON) SELECT count(*) FROM cnt"))[0]["Plan"]
+            if plan["Node Type"] != "Foreign Scan" or "Aggregate" not in plan:
+                problems.append(f"{m['table']}@{snap['snapshot_id']}: not pushed: {plan['Node Type']}")
+                continue
+            kinds = set(psql(f"SELECT DISTINCT content FROM icefloe_files('cnt'::regclass)").split())
+            from_meta = "from metadata" in plan["Aggregate"]
+            if from_meta != (not kinds & {"position_deletes", "equality_deletes"}):
+                problems.append(f"{m['table']}@{snap['snapshot_id']}: {plan['Aggregate']} with {kinds}")
+            got = psql("SELECT count(*), count(*) FROM cnt").strip()
+            if got != f"{snap['rows']}|{snap['rows']}":
+                problems.append(f"{m['table']}@{snap['snapshot_id']}: count {got}, want {snap['rows']}")
+    assert not problems, "\n".join(problems)
+    # Conditions, DISTINCT, GROUP BY and other aggregates are not pushed, and stay right.
+    for q in ["SELECT count(*) FROM cur.v3_dv_large WHERE id > 100", "SELECT count(id) FROM cur.v3_dv_large",
+              "SELECT count(*), sum(id) FROM cur.v3_dv_large", "SELECT count(*) FROM cur.partitioned GROUP BY cat"]:
+        plan = json.loads(psql(f"EXPLAIN (FORMAT JSON) {q}"))[0]["Plan"]
+        assert plan["Node Type"] != "Foreign Scan", (q, plan)
+    psql("DROP FOREIGN TABLE cnt")
+    # Two position delete files naming the same rows (tests/gen/pg_dup_position_deletes.py):
+    # each row is counted once, as Spark reads it.
+    d = edge_table("dup_pos_deletes")
+    want = len(open(os.path.join(ARGS.fixtures, "pg_edge", "dup_pos_deletes.jsonl")).read().splitlines())
+    psql(f"DROP FOREIGN TABLE IF EXISTS dup; CREATE FOREIGN TABLE dup (id bigint) SERVER lake OPTIONS (location '{d}')")
+    kinds = psql("SELECT content, count(*) FROM icefloe_files('dup'::regclass) GROUP BY 1 ORDER BY 1").split()
+    assert kinds == ["data|1", "position_deletes|2"], kinds
+    plan = json.loads(psql("EXPLAIN (FORMAT JSON) SELECT count(*) FROM dup"))[0]["Plan"]
+    assert "rows read" in plan["Aggregate"], plan
+    assert int(psql("SELECT count(*) FROM dup").strip()) == want == 8
+    psql("DROP FOREIGN TABLE dup")
+
+
+@test
+def gucs_and_cancel_while_opening():
+    """Item 15: icefloe.cache_size (superuser) and icefloe.scan_concurrency; opening a table,
+    IMPORT and the metadata functions stop on cancel while storage is slow to answer."""
+    # The GUCs exist once the library is loaded in the session (any use of the wrapper).
+    load = "DO $$ BEGIN PERFORM icefloe_refs(0); EXCEPTION WHEN others THEN NULL; END $$; "
+    assert psql(load + "SHOW icefloe.cache_size").strip() == "256MB"
+    roles("gucuser")
+    expect_error(load + "SET icefloe.cache_size = '1GB'", sqlstate="42501", user="gucuser")
+    want = psql("SELECT count(*), sum(id) FROM cur.v3_dv_large").strip()
+    for n in (1, 3):
+        got = psql(f"SET icefloe.scan_concurrency = {n}; SELECT count(*), sum(id) FROM cur.v3_dv_large", user="postgres").strip()
+        assert got == want, (n, got, want)
+    expect_error(load + "SET icefloe.scan_concurrency = -1", sqlstate="22023")
+    s3 = RecordingS3(delay=20)
+    try:
+        psql(f"DROP SERVER IF EXISTS slow CASCADE; CREATE SERVER slow FOREIGN DATA WRAPPER icefloe OPTIONS "
+             f"(warehouse 's3://bucket/wh', aws_endpoint 'http://127.0.0.1:{s3.port}', aws_allow_http 'true', aws_region 'us-east-1');"
+             "CREATE FOREIGN TABLE public.slow_t (id bigint) SERVER slow OPTIONS (\"table\" 'db.t');"
+             "DROP SCHEMA IF EXISTS slow_imp CASCADE; CREATE SCHEMA slow_imp")
+        for sql in ["SELECT count(*) FROM public.slow_t",
+                    "IMPORT FOREIGN SCHEMA db FROM SERVER slow INTO slow_imp",
+                    "SELECT count(*) FROM icefloe_snapshots('db.t', 'slow')"]:
+            t0 = time.time()
+            expect_error(f"SET statement_timeout = '500ms'; {sql}", sqlstate="57014")
+            took = time.time() - t0
+            assert took < 5, (sql, took)
+    finally:
+        s3.close()
+        psql("DROP SERVER IF EXISTS slow CASCADE; DROP SCHEMA IF EXISTS slow_imp CASCADE")
+
+
+@test
+def analyze_samples_live_rows():
+    """Item 14: ANALYZE samples the live rows of the snapshot read: reltuples is the live row
+    count, and pg_stats has the columns' null fractions and distinct counts."""
+    m = next(m for m in load_fixtures() if m["table"] == "v3_dv_large")
+    snap = next(s for s in m["snapshots"] if s["snapshot_id"] == m["current_snapshot_id"])
+    psql("ANALYZE cur.v3_dv_large")
+    assert int(float(psql("SELECT reltuples FROM pg_class WHERE oid = 'cur.v3_dv_large'::regclass").strip())) == snap["rows"]
+    stats = psql("SELECT null_frac, n_distinct FROM pg_stats WHERE schemaname = 'cur' AND tablename = 'v3_dv_large' AND attname = 'id'").strip()
+    assert stats == "0|-1", stats
+    # Every fixture table analyzes (all types), and the null fraction is exact where every
+    # row is sampled.
+    for t in [m["table"] for m in load_fixtures()]:
+        psql(f"ANALYZE cur.{quote_ident(t)}")
+    frac = float(psql("SELECT null_frac FROM pg_stats WHERE schemaname = 'cur' AND tablename = 'v3_basic' AND attname = 'amount'").strip())
+    want = float(psql("SELECT avg((amount IS NULL)::int) FROM cur.v3_basic").strip())
+    assert abs(frac - want) < 1e-6, (frac, want)
+
+
+@test
+def row_groups_are_pruned_inside_a_file():
+    """Item 12: conditions skip the row groups whose statistics exclude them, so a point lookup
+    reads one row group of 2,000 rows of the file's 20,000 (tests/gen/pg_row_groups.py);
+    results equal an unpruned scan's, lineage included."""
+    d = edge_table("row_groups")
+    psql(f"DROP FOREIGN TABLE IF EXISTS rg; CREATE FOREIGN TABLE rg (_row_id bigint, id bigint, name text, grp integer, maybe bigint) "
+         f"SERVER lake OPTIONS (location '{d}')")
+    cases = [("id = 4242", 2000), ("id IN (5, 19999)", 4000), ("name = 'n12345'", 2000),
+             ("id BETWEEN 3990 AND 4010", 4000), ("grp = 7 OR id < 10", 4000), ("maybe IS NULL", 2000),
+             ("maybe = 6001", 0), ("id > 100000", 0), ("name LIKE 'n1999%'", 2000), ("id >= 0", 20000)]
+    for cond, read in cases:
+        plan = json.loads(psql(f"EXPLAIN (ANALYZE, FORMAT JSON) SELECT * FROM rg WHERE {cond}"))[0]["Plan"]
+        assert plan["Rows Read"] == read, (cond, plan["Rows Read"], read)
+        got = psql(f"SELECT count(*), coalesce(sum(id), 0), coalesce(sum(_row_id), 0) FROM rg WHERE {cond}").strip()
+        want = psql(f"SELECT count(*), coalesce(sum(id), 0), coalesce(sum(_row_id), 0) FROM (SELECT * FROM rg OFFSET 0) t WHERE ({cond}) IS TRUE").strip()
+        assert got == want, (cond, got, want)
+    assert psql("SELECT _row_id, id, name, grp FROM rg WHERE id = 4242").strip() == psql(
+        "SELECT _row_id, id, name, grp FROM (SELECT * FROM rg OFFSET 0) t WHERE id = 4242").strip()
+    psql("DROP FOREIGN TABLE rg")
+
+
+@test
+def metadata_columns_read():
+    """The core's metadata columns (issue 7 item 14) read through the wrapper when declared:
+    _file (the data file as its manifest records it), _pos, _spec_id, _partition (jsonb)."""
+    psql("DROP FOREIGN TABLE IF EXISTS mc; CREATE FOREIGN TABLE mc (id bigint, cat text, _file text, _pos bigint, "
+         "_spec_id integer, _partition jsonb) SERVER lake OPTIONS (\"table\" 'db.partitioned')")
+    files = set(psql("SELECT file_path FROM icefloe_files('mc'::regclass) WHERE content = 'data'").split("\n")) - {""}
+    got = set(psql("SELECT DISTINCT _file FROM mc").split("\n")) - {""}
+    assert got and got <= files, (got - files)
+    # _pos counts from 0 within each file.
+    bad = psql("SELECT count(*) FROM (SELECT _file, min(_pos) AS lo FROM mc GROUP BY 1) t WHERE lo < 0").strip()
+    assert bad == "0", bad
+    assert psql("SELECT count(*) FROM mc WHERE _pos IS NULL OR _spec_id IS NULL OR _file IS NULL").strip() == "0"
+    specs = {int(x) for x in psql("SELECT DISTINCT spec_id FROM icefloe_files('mc'::regclass)").split()}
+    assert {int(x) for x in psql("SELECT DISTINCT _spec_id FROM mc").split()} <= specs
+    # _partition holds the identity partition value of cat where the file's spec has it.
+    n = psql("SELECT count(*) FROM mc WHERE _partition ? 'cat' AND (_partition->>'cat') IS DISTINCT FROM cat").strip()
+    assert n == "0", n
+    psql("DROP FOREIGN TABLE mc")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,7 +1,9 @@
 //! Storage: object stores, path relocation, and finding a table's current metadata file.
 
 pub mod locate;
+pub mod location;
 pub mod parquet;
 pub mod store;
 
-pub use store::TableIo;
+pub use location::{classify, parse_location, LocationKind};
+pub use store::{Ambient, TableIo};

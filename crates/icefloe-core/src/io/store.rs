@@ -8,6 +8,8 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 use url::Url;
 
+use super::location::parse_location;
+
 /// A store plus the table root it was opened at. Cheap to clone.
 #[derive(Clone, Debug)]
 pub struct TableIo {
@@ -37,13 +39,26 @@ impl TableIo {
         location: &str,
         options: &[(String, String)],
     ) -> crate::Result<(TableIo, String)> {
+        Self::open_with_config(location, options, Ambient::Use)
+    }
+
+    /// Like [`TableIo::open_with_options`], saying whether the process' ambient credentials
+    /// may be used. With [`Ambient::Refuse`] the environment is not read and, when `options`
+    /// hold no credential for the store, requests are sent unsigned (anonymous) rather than
+    /// with credentials found on the machine (instance metadata, workload identity, a default
+    /// credentials file).
+    pub fn open_with_config(
+        location: &str,
+        options: &[(String, String)],
+        ambient: Ambient,
+    ) -> crate::Result<(TableIo, String)> {
         #[cfg(not(feature = "cloud"))]
-        let _ = options;
+        let _ = (options, ambient);
         let err = |r: String| crate::Error::Location {
             location: location.to_string(),
             reason: r,
         };
-        let url = to_url(location).map_err(err)?;
+        let url = parse_location(location)?.url;
         let (store, base): (Arc<dyn ObjectStore>, Url) = match url.scheme() {
             "file" => (
                 Arc::new(object_store::local::LocalFileSystem::new()),
@@ -56,11 +71,19 @@ impl TableIo {
                     u = Url::parse(&url.as_str().replacen("s3a://", "s3://", 1))
                         .map_err(|e| err(e.to_string()))?;
                 }
-                let opts: Vec<(String, String)> = std::env::vars()
-                    .filter(|(k, _)| {
-                        k.starts_with("AWS_") || k.starts_with("GOOGLE_") || k.starts_with("AZURE_")
-                    })
-                    .map(|(k, v)| (k.to_ascii_lowercase(), v))
+                let env: Vec<(String, String)> = match ambient {
+                    Ambient::Use => std::env::vars()
+                        .filter(|(k, _)| {
+                            k.starts_with("AWS_")
+                                || k.starts_with("GOOGLE_")
+                                || k.starts_with("AZURE_")
+                        })
+                        .map(|(k, v)| (k.to_ascii_lowercase(), v))
+                        .collect(),
+                    Ambient::Refuse => Vec::new(),
+                };
+                let mut opts: Vec<(String, String)> = env
+                    .into_iter()
                     .filter(|(k, _)| !options.iter().any(|(o, _)| o.eq_ignore_ascii_case(k)))
                     .chain(
                         options
@@ -68,6 +91,11 @@ impl TableIo {
                             .map(|(k, v)| (k.to_ascii_lowercase(), v.clone())),
                     )
                     .collect();
+                if ambient == Ambient::Refuse {
+                    if let Some(skip) = unsigned_without_credentials(u.scheme(), &opts) {
+                        opts.push((skip.to_string(), "true".to_string()));
+                    }
+                }
                 let (store, _) =
                     object_store::parse_url_opts(&u, opts).map_err(|e| err(e.to_string()))?;
                 let mut base = u.clone();
@@ -190,6 +218,55 @@ impl TableIo {
     }
 }
 
+/// Whether a store may use credentials it finds on the machine (environment variables,
+/// instance metadata, default credential files) besides the options it is given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Ambient {
+    /// Use them (a command-line user's own credentials).
+    #[default]
+    Use,
+    /// Never (a server process acting for other people).
+    Refuse,
+}
+
+/// The option that makes a store of `scheme` send unsigned requests, when `opts` hold no
+/// credential for it.
+#[cfg(feature = "cloud")]
+fn unsigned_without_credentials(scheme: &str, opts: &[(String, String)]) -> Option<&'static str> {
+    let has = |keys: &[&str]| opts.iter().any(|(k, _)| keys.contains(&k.as_str()));
+    let (creds, skip): (&[&str], &str) = match scheme {
+        "s3" => (
+            &["aws_access_key_id", "access_key_id"],
+            "aws_skip_signature",
+        ),
+        "gs" => (
+            &[
+                "google_service_account",
+                "google_service_account_path",
+                "google_service_account_key",
+                "google_application_credentials",
+                "service_account",
+                "service_account_key",
+            ],
+            "google_skip_signature",
+        ),
+        _ => (
+            &[
+                "azure_storage_account_key",
+                "azure_storage_access_key",
+                "azure_storage_sas_key",
+                "azure_storage_sas_token",
+                "azure_client_secret",
+                "azure_storage_token",
+                "access_key",
+                "sas_key",
+            ],
+            "azure_skip_signature",
+        ),
+    };
+    (!has(creds)).then_some(skip)
+}
+
 /// A path as written (a file name or object key, taken literally: Iceberg writes partition
 /// directories such as `cat=x%2Fy` that must not be encoded again).
 fn store_path(p: &str) -> Path {
@@ -211,22 +288,6 @@ fn equivalent_prefixes(rec: &str) -> Vec<String> {
         out.push(format!("file://{rec}"));
     }
     out
-}
-
-fn to_url(location: &str) -> Result<Url, String> {
-    match Url::parse(location) {
-        Ok(u) if u.scheme().len() > 1 => Ok(u),
-        _ => {
-            let p = std::path::Path::new(location);
-            let abs = if p.is_absolute() {
-                p.to_path_buf()
-            } else {
-                std::env::current_dir().map_err(|e| e.to_string())?.join(p)
-            };
-            let abs = std::fs::canonicalize(&abs).unwrap_or(abs);
-            Url::from_file_path(&abs).map_err(|_| format!("not a usable path: {}", abs.display()))
-        }
-    }
 }
 
 /// The path part of a URL, percent-decoded, without trailing slash.

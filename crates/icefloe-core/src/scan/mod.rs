@@ -32,9 +32,18 @@ pub struct ScanBuilder {
     lineage: bool,
     batch_size: Option<usize>,
     concurrency: Option<usize>,
+    row_group_filter: Vec<prune::Predicate>,
 }
 
 impl ScanBuilder {
+    /// Skip the Parquet row groups whose column statistics prove that no row satisfies every
+    /// predicate (file pruning is separate: [`prune::Pruner::prune`]). The predicates only
+    /// decide what is read: rows that do not satisfy them may still be returned.
+    pub fn row_group_filter(mut self, predicates: Vec<prune::Predicate>) -> Self {
+        self.row_group_filter = predicates;
+        self
+    }
+
     /// Which snapshot to read (default: current snapshot of `main`).
     pub fn snapshot(mut self, sel: SnapshotSelector) -> Self {
         self.selector = sel;
@@ -115,6 +124,9 @@ impl ScanBuilder {
                 .map(|n| n.get())
                 .unwrap_or(2)
         });
+        let row_group_filter = (!self.row_group_filter.is_empty())
+            .then(|| prune::Pruner::new(m, &schema, self.row_group_filter.clone()))
+            .filter(|p| !p.is_empty());
         Ok(Scan {
             table: table.clone(),
             snapshot,
@@ -127,6 +139,7 @@ impl ScanBuilder {
                 types_by_id,
                 name_mapping,
                 batch_size: self.batch_size.unwrap_or(DEFAULT_BATCH_SIZE),
+                row_group_filter,
             }),
             concurrency,
         })

@@ -97,16 +97,29 @@ pub enum Predicate {
     IsNull { field_id: i32 },
     /// `column IS NOT NULL`.
     IsNotNull { field_id: i32 },
+    /// Every predicate holds.
+    And(Vec<Predicate>),
+    /// Some predicate holds (an empty `Or` holds for no row).
+    Or(Vec<Predicate>),
 }
 
 impl Predicate {
-    /// The field the predicate is about.
-    pub fn field_id(&self) -> i32 {
+    /// The field a single-column predicate is about; `None` for `And` and `Or`.
+    pub fn field_id(&self) -> Option<i32> {
         match self {
             Predicate::Cmp { field_id, .. }
             | Predicate::In { field_id, .. }
             | Predicate::IsNull { field_id }
-            | Predicate::IsNotNull { field_id } => *field_id,
+            | Predicate::IsNotNull { field_id } => Some(*field_id),
+            Predicate::And(_) | Predicate::Or(_) => None,
+        }
+    }
+
+    /// Whether every column the predicate names is in `known`.
+    fn only_fields_in(&self, known: &HashMap<i32, PrimitiveType>) -> bool {
+        match self {
+            Predicate::And(ps) | Predicate::Or(ps) => ps.iter().all(|p| p.only_fields_in(known)),
+            p => p.field_id().is_some_and(|id| known.contains_key(&id)),
         }
     }
 }
@@ -143,7 +156,7 @@ impl Pruner {
             .collect();
         let predicates = predicates
             .into_iter()
-            .filter(|p| types.contains_key(&p.field_id()))
+            .filter(|p| p.only_fields_in(&types))
             .collect();
         let specs = metadata
             .partition_specs
@@ -192,14 +205,63 @@ impl Pruner {
     }
 
     fn may_match_one(&self, p: &Predicate, file: &DataFile) -> bool {
-        let id = p.field_id();
+        self.eval(p, &|id, ty| Metrics::of(file, id, ty), Some(file))
+    }
+
+    /// Whether any row of a part of a file (a Parquet row group) may satisfy every predicate,
+    /// given its column statistics by field id and its row count. Partition values are not
+    /// looked at (the file as a whole was checked against them).
+    pub fn may_match_stats(&self, stats: &HashMap<i32, ColumnStats>, rows: u64) -> bool {
+        let metrics = |id: i32, ty: &PrimitiveType| match stats.get(&id) {
+            Some(c) => c.metrics(rows, ty),
+            None => Metrics::default(),
+        };
+        self.predicates.iter().all(|p| self.eval(p, &metrics, None))
+    }
+
+    /// The field ids the predicates name.
+    pub fn field_ids(&self) -> Vec<i32> {
+        fn walk(p: &Predicate, out: &mut Vec<i32>) {
+            match p {
+                Predicate::And(ps) | Predicate::Or(ps) => ps.iter().for_each(|q| walk(q, out)),
+                p => out.extend(p.field_id()),
+            }
+        }
+        let mut out = Vec::new();
+        self.predicates.iter().for_each(|p| walk(p, &mut out));
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// The type of a field the predicates may name.
+    pub fn field_type(&self, id: i32) -> Option<&PrimitiveType> {
+        self.types.get(&id)
+    }
+
+    fn eval(
+        &self,
+        p: &Predicate,
+        metrics: &dyn Fn(i32, &PrimitiveType) -> Metrics,
+        file: Option<&DataFile>,
+    ) -> bool {
+        let id = match p {
+            Predicate::And(ps) => return ps.iter().all(|q| self.eval(q, metrics, file)),
+            Predicate::Or(ps) => return ps.iter().any(|q| self.eval(q, metrics, file)),
+            p => match p.field_id() {
+                Some(id) => id,
+                None => return true,
+            },
+        };
         let Some(ty) = self.types.get(&id) else {
             return true;
         };
-        let metrics = Metrics::of(file, id, ty);
-        if !may_match_range(p, &metrics, ty) {
+        if !may_match_range(p, &metrics(id, ty), ty) {
             return false;
         }
+        let Some(file) = file else {
+            return true;
+        };
         let Some(spec) = self.specs.get(&file.spec_id) else {
             return true;
         };
@@ -212,6 +274,30 @@ impl Pruner {
             }
         }
         true
+    }
+}
+
+/// What the statistics of one column of a row group say (bounds already in the column's
+/// Iceberg type; `None` when unknown).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ColumnStats {
+    pub lower: Option<Literal>,
+    pub upper: Option<Literal>,
+    pub null_count: Option<u64>,
+}
+
+impl ColumnStats {
+    fn metrics(&self, rows: u64, ty: &PrimitiveType) -> Metrics {
+        let usable = |l: &Option<Literal>| l.clone().filter(|l| !is_nan(l));
+        let is_float = matches!(ty, PrimitiveType::Float | PrimitiveType::Double);
+        Metrics {
+            lower: usable(&self.lower),
+            upper: usable(&self.upper),
+            all_null: rows > 0 && self.null_count == Some(rows),
+            no_null: self.null_count == Some(0),
+            // Row-group statistics carry no NaN count.
+            no_nan: !is_float,
+        }
     }
 }
 
@@ -317,6 +403,8 @@ fn may_match_range(p: &Predicate, m: &Metrics, ty: &PrimitiveType) -> bool {
                 .iter()
                 .any(|v| cmp_may_match(CmpOp::Eq, v, m.lower.as_ref(), m.upper.as_ref(), true))
         }
+        // Combinations are split by `Pruner::may_match_one` before they get here.
+        Predicate::And(_) | Predicate::Or(_) => true,
     }
 }
 
@@ -609,6 +697,36 @@ mod tests {
         // Unknown field ids and incomparable literals never prune.
         assert!(may(cmp(99, CmpOp::Eq, Literal::Long(0))));
         assert!(may(cmp(1, CmpOp::Eq, Literal::String("a".into()))));
+    }
+
+    #[test]
+    fn and_or_combine() {
+        let m = metadata(vec![PartitionSpec::default()]);
+        let mut f = file(0, vec![]);
+        f.lower_bounds.insert(1, 10i64.to_le_bytes().to_vec());
+        f.upper_bounds.insert(1, 20i64.to_le_bytes().to_vec());
+        let may = |p: Predicate| Pruner::new(&m, &schema(), vec![p]).may_match(&f);
+        let out = || cmp(1, CmpOp::Eq, Literal::Long(5));
+        let inside = || cmp(1, CmpOp::Eq, Literal::Long(15));
+        assert!(!may(Predicate::Or(vec![
+            out(),
+            cmp(1, CmpOp::Gt, Literal::Long(20))
+        ])));
+        assert!(may(Predicate::Or(vec![out(), inside()])));
+        assert!(!may(Predicate::Or(vec![])));
+        assert!(!may(Predicate::Or(vec![
+            Predicate::And(vec![inside(), out()]),
+            out()
+        ])));
+        assert!(may(Predicate::And(vec![
+            inside(),
+            cmp(1, CmpOp::LtEq, Literal::Long(10))
+        ])));
+        // A disjunct on an unknown column could match anything: the OR is dropped.
+        assert!(may(Predicate::Or(vec![
+            out(),
+            cmp(99, CmpOp::Eq, Literal::Long(0))
+        ])));
     }
 
     #[test]

@@ -21,13 +21,16 @@ use super::arrow_schema::{type_to_arrow, LAST_UPDATED_SEQ_FIELD_ID, ROW_ID_FIELD
 use super::lineage::{last_updated, row_ids};
 use super::metadata_columns;
 use super::plan::FileScanTask;
+use super::prune::{ColumnStats, Pruner};
 use crate::cache::get_or_load;
 use crate::delete::equality::{read_equality_deletes, EqualityDeleteSet};
 use crate::delete::resolved::deleted_positions;
 use crate::io::parquet::{open_parquet, StoreFileReader};
 use crate::spec::name_mapping::{MappedField, NameMapping};
-use crate::spec::{Literal, NestedField, Transform, Type};
+use crate::spec::{Literal, NestedField, PrimitiveType, Transform, Type};
 use crate::table::Table;
+use parquet::file::metadata::ParquetMetaData;
+use parquet::file::statistics::Statistics as ParquetStatistics;
 
 /// Rows per Arrow batch.
 pub const DEFAULT_BATCH_SIZE: usize = 8192;
@@ -49,6 +52,8 @@ pub struct ReadContext {
     /// `schema.name-mapping.default`, for files without field ids.
     pub name_mapping: Option<NameMapping>,
     pub batch_size: usize,
+    /// Conditions whose row groups may be skipped (by their column statistics), if any.
+    pub row_group_filter: Option<Pruner>,
 }
 
 /// Reads one task batch by batch.
@@ -117,9 +122,17 @@ impl TaskReader {
                 ),
             ));
         }
-        let runs = kept_runs(deleted.as_deref(), num_rows);
+        let mut runs = kept_runs(deleted.as_deref(), num_rows);
+        let mut select = deleted.is_some_and(|d| !d.is_empty());
         let file_fields = builder.schema().fields().clone();
         let mapping = ctx.name_mapping.as_ref().map(|m| m.fields.as_slice());
+        if let Some(filter) = &ctx.row_group_filter {
+            let skipped = skipped_row_groups(filter, builder.metadata(), &file_fields, mapping);
+            if !skipped.is_empty() {
+                runs = subtract(runs, &skipped);
+                select = true;
+            }
+        }
         // Columns without ids can only be matched through a name mapping; guessing by name or
         // position could return another column's values.
         let has_ids = file_fields
@@ -195,7 +208,7 @@ impl TaskReader {
         let mut builder = builder
             .with_projection(mask)
             .with_batch_size(ctx.batch_size);
-        if deleted.is_some_and(|d| !d.is_empty()) {
+        if select {
             builder = builder.with_row_selection(selection(&runs, num_rows));
         }
         reader.stream = Some(
@@ -355,6 +368,122 @@ fn child_mapping(mapping: &[MappedField], id: i32) -> Option<&[MappedField]> {
 }
 
 /// Runs `(start, len)` of positions that are not deleted, in order.
+/// The row ranges `(start, len)` of the row groups whose column statistics prove that no row
+/// satisfies `filter` (only top-level primitive columns with usable statistics take part).
+fn skipped_row_groups(
+    filter: &Pruner,
+    meta: &ParquetMetaData,
+    file_fields: &arrow::datatypes::Fields,
+    mapping: Option<&[MappedField]>,
+) -> Vec<(u64, u64)> {
+    let descr = meta.file_metadata().schema_descr();
+    let mut leaves = Vec::new();
+    for id in filter.field_ids() {
+        let (Some(ty), Some(root)) = (filter.field_type(id), find_field(file_fields, id, mapping))
+        else {
+            continue;
+        };
+        let leaf = (0..descr.num_columns()).find(|&i| {
+            descr.get_column_root_idx(i) == root && descr.column(i).path().parts().len() == 1
+        });
+        if let Some(leaf) = leaf {
+            leaves.push((id, leaf, ty.clone()));
+        }
+    }
+    let mut out = Vec::new();
+    if leaves.is_empty() {
+        return out;
+    }
+    let mut start = 0u64;
+    for rg in meta.row_groups() {
+        let rows = rg.num_rows().max(0) as u64;
+        let stats: HashMap<i32, ColumnStats> = leaves
+            .iter()
+            .filter_map(|(id, leaf, ty)| {
+                let col = rg.column(*leaf);
+                Some((*id, column_stats(col.statistics()?, col.column_descr(), ty)))
+            })
+            .collect();
+        if !filter.may_match_stats(&stats, rows) {
+            out.push((start, rows));
+        }
+        start += rows;
+    }
+    out
+}
+
+/// A row group column's statistics as bounds of the column's Iceberg type; bounds that
+/// cannot be read exactly in that type (other physical types or units, deprecated byte-array
+/// orderings, invalid UTF-8) are left unknown.
+fn column_stats(
+    stats: &ParquetStatistics,
+    descr: &parquet::schema::types::ColumnDescriptor,
+    ty: &PrimitiveType,
+) -> ColumnStats {
+    use parquet::basic::ConvertedType;
+    use Literal as L;
+    use ParquetStatistics as S;
+    use PrimitiveType as P;
+    fn pair<T, F: Fn(&T) -> Option<Literal>>(
+        v: &parquet::file::statistics::ValueStatistics<T>,
+        f: F,
+    ) -> (Option<Literal>, Option<Literal>) {
+        (v.min_opt().and_then(&f), v.max_opt().and_then(&f))
+    }
+    let micros = descr.converted_type() == ConvertedType::TIMESTAMP_MICROS;
+    let text = |b: &parquet::data_type::ByteArray| {
+        std::str::from_utf8(b.data())
+            .ok()
+            .map(|s| L::String(s.to_string()))
+    };
+    let (lower, upper) = match (stats, ty) {
+        (S::Int32(v), P::Int) => pair(v, |x| Some(L::Int(*x))),
+        (S::Int32(v), P::Long) => pair(v, |x| Some(L::Long(*x as i64))),
+        (S::Int64(v), P::Long) => pair(v, |x| Some(L::Long(*x))),
+        (S::Int32(v), P::Date) => pair(v, |x| Some(L::Date(*x))),
+        (S::Int64(v), P::Timestamp | P::Timestamptz) if micros => {
+            pair(v, |x| Some(L::Timestamp(*x)))
+        }
+        (S::Float(v), P::Float) => pair(v, |x| Some(L::Float(*x))),
+        (S::Float(v), P::Double) => pair(v, |x| Some(L::Double(*x as f64))),
+        (S::Double(v), P::Double) => pair(v, |x| Some(L::Double(*x))),
+        (S::Boolean(v), P::Boolean) => pair(v, |x| Some(L::Boolean(*x))),
+        (S::ByteArray(v), P::String) if !stats.is_min_max_deprecated() => pair(v, text),
+        _ => (None, None),
+    };
+    ColumnStats {
+        lower,
+        upper,
+        null_count: stats.null_count_opt(),
+    }
+}
+
+/// `runs` (sorted, disjoint `(start, len)`) without the rows of `skips` (sorted, disjoint).
+fn subtract(runs: Vec<(u64, u64)>, skips: &[(u64, u64)]) -> Vec<(u64, u64)> {
+    let mut out = Vec::with_capacity(runs.len());
+    let mut k = 0;
+    for (start, len) in runs {
+        let (mut s, e) = (start, start + len);
+        while k < skips.len() && skips[k].0 + skips[k].1 <= s {
+            k += 1;
+        }
+        let mut j = k;
+        while s < e {
+            if j >= skips.len() || skips[j].0 >= e {
+                out.push((s, e - s));
+                break;
+            }
+            let (ks, ke) = (skips[j].0, skips[j].0 + skips[j].1);
+            if ks > s {
+                out.push((s, ks - s));
+            }
+            s = s.max(ke);
+            j += 1;
+        }
+    }
+    out
+}
+
 fn kept_runs(deleted: Option<&RoaringTreemap>, num_rows: u64) -> Vec<(u64, u64)> {
     let mut runs = Vec::new();
     let mut cur = 0u64;
@@ -438,5 +567,27 @@ mod tests {
         let mut c = PositionCursor::new(runs);
         assert_eq!(c.take(3), vec![1, 2, 5]);
         assert_eq!(c.take(5), vec![6, 7, 8]);
+    }
+
+    #[test]
+    fn skipped_row_groups_leave_the_runs() {
+        // Rows 0..30 in three row groups of 10; deleted: 3, 4, 25; row group 10..20 skipped.
+        let mut d = RoaringTreemap::new();
+        d.extend([3u64, 4, 25]);
+        let runs = kept_runs(Some(&d), 30);
+        assert_eq!(
+            subtract(runs.clone(), &[(10, 10)]),
+            vec![(0, 3), (5, 5), (20, 5), (26, 4)]
+        );
+        assert_eq!(subtract(runs.clone(), &[]), runs);
+        assert_eq!(
+            subtract(vec![(0, 30)], &[(0, 10), (20, 10)]),
+            vec![(10, 10)]
+        );
+        assert_eq!(subtract(vec![(0, 30)], &[(0, 30)]), vec![]);
+        assert_eq!(
+            subtract(vec![(0, 5), (8, 10), (25, 5)], &[(2, 10), (26, 2)]),
+            vec![(0, 2), (12, 6), (25, 1), (28, 2)]
+        );
     }
 }

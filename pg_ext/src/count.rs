@@ -1,0 +1,188 @@
+//! `SELECT count(*) FROM t` answered from metadata, through upper-path (aggregate) pushdown:
+//! the sum of the live data files' `record_count` minus each deletion vector's cardinality (a
+//! data file has at most one deletion vector, and its `record_count` is its exact
+//! cardinality). Where V2 position delete files or equality deletes apply, metadata is not
+//! enough (position delete files may overlap and name a row twice): the scan then reads the
+//! files and counts the live rows the core returns.
+//!
+//! Only a plain `count(*)` (one or more, no FILTER, DISTINCT, GROUP BY or HAVING) over a
+//! foreign table with no WHERE condition is pushed.
+
+use icefloe_core::FileScanTask;
+use pgrx::pg_sys;
+use pgrx::{is_a, pg_guard};
+
+/// `count(*)`'s function OID (`F_COUNT_` in fmgroids.h, fixed since Postgres 7).
+const COUNT_STAR_OID: u32 = 2803;
+
+/// The live row count of the tasks from their metadata; `None` when a position delete file
+/// or an equality delete applies to some data file.
+pub fn from_metadata(tasks: &[FileScanTask]) -> Option<i64> {
+    let mut total: i64 = 0;
+    for t in tasks {
+        if !t.position_deletes.is_empty() || !t.equality_deletes.is_empty() {
+            return None;
+        }
+        let deleted = t
+            .deletion_vector
+            .as_ref()
+            .map(|dv| dv.file.record_count)
+            .unwrap_or(0);
+        total = total.checked_add(t.data_file.record_count.checked_sub(deleted)?)?;
+    }
+    Some(total)
+}
+
+unsafe fn list_nodes(list: *mut pg_sys::List) -> Vec<*mut pg_sys::Node> {
+    if list.is_null() {
+        return Vec::new();
+    }
+    (0..(*list).length)
+        .map(|i| pg_sys::list_nth(list, i) as *mut pg_sys::Node)
+        .collect()
+}
+
+/// Whether `node` is a plain `count(*)`.
+unsafe fn is_count_star(node: *mut pg_sys::Node) -> bool {
+    if node.is_null() || !is_a(node, pg_sys::NodeTag::T_Aggref) {
+        return false;
+    }
+    let a = node as *mut pg_sys::Aggref;
+    (*a).aggfnoid.to_u32() == COUNT_STAR_OID
+        && (*a).aggstar
+        && (*a).aggdistinct.is_null()
+        && (*a).aggorder.is_null()
+        && (*a).aggfilter.is_null()
+        && (*a).aggkind == b'n' as std::os::raw::c_char
+}
+
+/// `GetForeignUpperPaths`: offers a foreign scan that returns the count for a plain
+/// `count(*)` over one of our foreign tables without conditions.
+#[pg_guard]
+pub unsafe extern "C-unwind" fn get_foreign_upper_paths(
+    root: *mut pg_sys::PlannerInfo,
+    stage: pg_sys::UpperRelationKind::Type,
+    input_rel: *mut pg_sys::RelOptInfo,
+    output_rel: *mut pg_sys::RelOptInfo,
+    _extra: *mut std::ffi::c_void,
+) {
+    if stage != pg_sys::UpperRelationKind::UPPERREL_GROUP_AGG
+        || (*input_rel).reloptkind != pg_sys::RelOptKind::RELOPT_BASEREL
+        || !(*input_rel).baserestrictinfo.is_null()
+    {
+        return;
+    }
+    let parse = (*root).parse;
+    if !(*parse).groupClause.is_null()
+        || !(*parse).groupingSets.is_null()
+        || !(*parse).havingQual.is_null()
+        || (*parse).hasTargetSRFs
+    {
+        return;
+    }
+    let target = (*root).upper_targets[pg_sys::UpperRelationKind::UPPERREL_GROUP_AGG as usize];
+    if target.is_null() {
+        return;
+    }
+    let exprs = list_nodes((*target).exprs);
+    if exprs.is_empty() || !exprs.iter().all(|e| is_count_star(*e)) {
+        return;
+    }
+    let rti = (*input_rel).relid;
+    let rte = *(*root).simple_rte_array.add(rti as usize);
+    if rte.is_null() {
+        return;
+    }
+    let info = pg_sys::lappend_int(
+        pg_sys::lappend_oid(std::ptr::null_mut(), (*rte).relid),
+        rti as i32,
+    );
+    let (startup, total) = (1.0, 2.0);
+    #[cfg(any(feature = "pg13", feature = "pg14", feature = "pg15", feature = "pg16"))]
+    let path = pg_sys::create_foreign_upper_path(
+        root,
+        output_rel,
+        target,
+        1.0,
+        startup,
+        total,
+        std::ptr::null_mut(),
+        std::ptr::null_mut(),
+        info,
+    );
+    #[cfg(feature = "pg17")]
+    let path = pg_sys::create_foreign_upper_path(
+        root,
+        output_rel,
+        target,
+        1.0,
+        startup,
+        total,
+        std::ptr::null_mut(),
+        std::ptr::null_mut(),
+        std::ptr::null_mut(),
+        info,
+    );
+    #[cfg(feature = "pg18")]
+    let path = pg_sys::create_foreign_upper_path(
+        root,
+        output_rel,
+        target,
+        1.0,
+        0,
+        startup,
+        total,
+        std::ptr::null_mut(),
+        std::ptr::null_mut(),
+        std::ptr::null_mut(),
+        info,
+    );
+    pg_sys::add_path(output_rel, path as *mut pg_sys::Path);
+}
+
+/// The plan of a counting path: no scan relation; its scan tuple is the `count(*)` values.
+///
+/// # Safety
+/// `best_path` must be a path made by [`get_foreign_upper_paths`].
+pub unsafe fn plan(
+    best_path: *mut pg_sys::ForeignPath,
+    tlist: *mut pg_sys::List,
+    outer_plan: *mut pg_sys::Plan,
+) -> *mut pg_sys::ForeignScan {
+    let scan_tlist =
+        pg_sys::add_to_flat_tlist(std::ptr::null_mut(), (*(*best_path).path.pathtarget).exprs);
+    // fdw_private: [used attnums (none), [relid, rti]]
+    let private = pg_sys::lappend(
+        pg_sys::lappend(std::ptr::null_mut(), std::ptr::null_mut()),
+        (*best_path).fdw_private as *mut std::ffi::c_void,
+    );
+    pg_sys::make_foreignscan(
+        tlist,
+        std::ptr::null_mut(),
+        0,
+        std::ptr::null_mut(),
+        private,
+        scan_tlist,
+        std::ptr::null_mut(),
+        outer_plan,
+    )
+}
+
+/// For a counting plan, the foreign table it counts and its range-table index.
+///
+/// # Safety
+/// `plan` must be one of this wrapper's foreign scans.
+pub unsafe fn counted(plan: *mut pg_sys::ForeignScan) -> Option<(pg_sys::Oid, u32)> {
+    let private = (*plan).fdw_private;
+    if private.is_null() || (*private).length < 2 {
+        return None;
+    }
+    let info = pg_sys::list_nth(private, 1) as *mut pg_sys::List;
+    if info.is_null() || (*info).length < 2 {
+        return None;
+    }
+    Some((
+        pg_sys::list_nth_oid(info, 0),
+        pg_sys::list_nth_int(info, 1) as u32,
+    ))
+}

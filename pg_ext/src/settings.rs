@@ -1,0 +1,44 @@
+//! The wrapper's GUCs for memory and I/O: the size of a backend's caches and how many files a
+//! scan reads at once (`icefloe.snapshot_pinning` is in [`crate::pin`]).
+
+use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting};
+
+/// `icefloe.cache_size`, in MB: the metadata, manifest and delete caches of one backend.
+pub static CACHE_SIZE_MB: GucSetting<i32> = GucSetting::<i32>::new(256);
+/// `icefloe.scan_concurrency`: files one scan reads at once (0 = one per CPU).
+pub static SCAN_CONCURRENCY: GucSetting<i32> = GucSetting::<i32>::new(0);
+
+/// The cache budget of a backend, in bytes.
+pub fn cache_bytes() -> u64 {
+    (CACHE_SIZE_MB.get().max(1) as u64) << 20
+}
+
+/// Files a scan reads at once; `None` for the core's default (one per CPU).
+pub fn scan_concurrency() -> Option<usize> {
+    let n = SCAN_CONCURRENCY.get();
+    (n > 0).then_some(n as usize)
+}
+
+/// Registers the GUCs (from `_PG_init`).
+pub fn init() {
+    GucRegistry::define_int_guc(
+        c"icefloe.cache_size",
+        c"Memory for a backend's caches of Iceberg metadata, manifests and deletes.",
+        c"Taken when a backend first reads a table; every set of credentials gets a quarter of it besides. Memory per backend is bounded by this plus what its scans decode at once (icefloe.scan_concurrency files of 8192-row batches).",
+        &CACHE_SIZE_MB,
+        1,
+        1 << 20,
+        GucContext::Suset,
+        GucFlags::UNIT_MB,
+    );
+    GucRegistry::define_int_guc(
+        c"icefloe.scan_concurrency",
+        c"How many data files one foreign scan reads at once (0: one per CPU).",
+        c"",
+        &SCAN_CONCURRENCY,
+        0,
+        64,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+}

@@ -89,7 +89,7 @@ unsafe fn sample(
         }
         seen += 1;
         per_row.reset();
-        if seen % 8192 == 0 {
+        if seen.is_multiple_of(8192) {
             pgrx::check_for_interrupts!();
         }
     }

@@ -618,7 +618,7 @@ unsafe fn prepare(
             Source::Column(name)
         } else if let Some(f) = field_anywhere(&name) {
             let datum = match &f.initial_default {
-                Some(l) => Some(absent_value(l, &f.field_type, &att).ok_or_else(|| {
+                Some(l) => Some(absent_value(l, &f.field_type, att).ok_or_else(|| {
                     FdwError::Internal(format!(
                         "cannot read the initial-default of {name} as {}",
                         pgutil::format_type(att.type_oid().value(), att.type_mod())

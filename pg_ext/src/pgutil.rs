@@ -106,7 +106,7 @@ pub fn text_to_utf8(d: Datum) -> Option<String> {
                 .then(|| String::from_utf8_lossy(bytes).into_owned());
         }
         let conv = pg_sys::pg_server_to_any(data, len as i32, pg_sys::pg_enc::PG_UTF8 as i32);
-        let out = if conv == data as *mut c_char {
+        let out = if std::ptr::eq(conv, data) {
             bytes.to_vec()
         } else {
             CStr::from_ptr(conv).to_bytes().to_vec()

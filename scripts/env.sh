@@ -4,10 +4,19 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/icefloe/target}"
-export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 mkdir -p "$CARGO_TARGET_DIR"
+# Colour only on a terminal: logs and CI output stay free of escape codes.
+if [ -t 1 ]; then
+  export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-auto}"
+else
+  export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}" NO_COLOR="${NO_COLOR:-1}"
+fi
+# Where the scripts log what would drown their output (apt, tool installs).
+export ICEFLOE_LOG_DIR="${ICEFLOE_LOG_DIR:-$HOME/.cache/icefloe/logs}"
+mkdir -p "$ICEFLOE_LOG_DIR"
 
-# Installs Debian packages that are missing (needs root or sudo).
+# Installs the Debian packages that are missing (needs root or sudo). Installed packages are
+# never upgraded (--no-upgrade); apt's output goes to $ICEFLOE_LOG_DIR/apt.log.
 apt_install() {
   local missing=()
   for p in "$@"; do
@@ -16,9 +25,15 @@ apt_install() {
   [ ${#missing[@]} -eq 0 ] && return 0
   local SUDO=""
   [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  echo "installing: ${missing[*]}" >&2
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+  local log="$ICEFLOE_LOG_DIR/apt.log"
+  echo "installing Debian packages: ${missing[*]} (log: $log)" >&2
+  if ! { $SUDO apt-get update -qq &&
+      DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-upgrade \
+        -o Dpkg::Use-Pty=0 "${missing[@]}"; } >>"$log" 2>&1; then
+    tail -n 20 "$log" >&2
+    echo "apt-get install failed (log: $log)" >&2
+    return 1
+  fi
 }
 
 if ! command -v cargo >/dev/null 2>&1; then

@@ -1348,6 +1348,7 @@ def main():
     fixture_snapshot_tests()
     setup()
     passed = failed = skipped = 0
+    skip_why = []
     for t in TESTS:
         if ARGS.k and ARGS.k not in t.__name__:
             continue
@@ -1358,12 +1359,17 @@ def main():
             print(f"ok   {t.__name__} ({time.time() - t0:.1f}s)", flush=True)
         except Skip as e:
             skipped += 1
+            skip_why.append(" ".join(f"{t.__name__}: {e}".split()))
             print(f"skip {t.__name__}: {e}", flush=True)
         except Exception as e:  # noqa: BLE001 - a test harness reports every failure
             failed += 1
             msg = str(e) if isinstance(e, (AssertionError, SqlError)) else traceback.format_exc()
             print(f"FAIL {t.__name__} ({time.time() - t0:.1f}s)\n     " + msg.replace("\n", "\n     ")[:4000], flush=True)
     print(f"{passed} passed, {failed} failed, {skipped} skipped")
+    if os.environ.get("ICEFLOE_COUNTS"):
+        # One tab-separated line for scripts/test's total: part, passed, failed, skipped, why.
+        with open(os.environ["ICEFLOE_COUNTS"], "a") as f:
+            f.write(f"Postgres regression tests\t{passed}\t{failed}\t{skipped}\t{'; '.join(skip_why)}\n")
     return 1 if failed else 0
 
 

@@ -26,6 +26,7 @@ pub mod meta;
 pub mod mounts;
 pub mod plan;
 pub mod refresh;
+pub mod sizing;
 pub mod source;
 pub mod spill;
 pub mod tree;

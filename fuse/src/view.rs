@@ -21,6 +21,7 @@ use moka::future::Cache;
 use crate::error::{FuseError, Result};
 use crate::locks::lock;
 use crate::plan::SnapshotPlan;
+use crate::sizing::Sizing;
 use crate::tree::{Scope, ViewKey};
 
 /// How many data files the counting pass reads at once.
@@ -273,13 +274,18 @@ impl CsvViews {
     ) -> Result<CsvView> {
         // One task per data file, at most COUNT_CONCURRENCY counting at once.
         let permits = Arc::new(tokio::sync::Semaphore::new(COUNT_CONCURRENCY));
+        let total_rows = tasks.iter().map(|&t| plan.tasks[t].max_live_rows()).sum();
+        let sizing = Sizing::start(name, total_rows, tasks.len() as u64);
         let handles: Vec<_> = tasks
             .iter()
             .map(|&t| {
                 let (plan, cache, permits) = (plan.clone(), self.cache.clone(), permits.clone());
+                let sizing = sizing.clone();
                 tokio::spawn(async move {
                     let _permit = permits.acquire_owned().await;
-                    layout(&plan, t, &cache).await
+                    let l = layout(&plan, t, &cache, &sizing).await;
+                    sizing.file_done();
+                    l
                 })
             })
             .collect();
@@ -302,6 +308,7 @@ impl CsvViews {
                 }
             }
         }
+        sizing.finish(offset);
         tracing::debug!("{name}: {offset} bytes in {} chunks", chunks.len());
         Ok(CsvView {
             name: name.to_string(),
@@ -319,13 +326,16 @@ async fn layout(
     plan: &Arc<SnapshotPlan>,
     task: usize,
     cache: &ChunkCache,
+    sizing: &Sizing,
 ) -> Result<Arc<FileLayout>> {
     let layout = plan.layouts[task]
         .get_or_try_init(|| async {
             let mut stream = plan.scan.read_task(plan.tasks[task].clone());
             let mut batch_lens = Vec::new();
             while let Some(batch) = stream.next().await {
-                let bytes = plan.csv.rows(&batch?)?;
+                let batch = batch?;
+                sizing.add_rows(batch.num_rows());
+                let bytes = plan.csv.rows(&batch)?;
                 if !bytes.is_empty() {
                     let key = ChunkKey {
                         table: plan.table_id,

@@ -2,16 +2,18 @@
 
 use std::io::{BufWriter, IsTerminal, Write};
 use std::path::Path;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use futures::StreamExt;
 use icefloe_core::encode::csv::CsvWriter;
 use icefloe_core::encode::jsonl::JsonLinesWriter;
 use icefloe_core::encode::parquet::ParquetWriter;
-use icefloe_core::{Scan, Table};
-use indicatif::{ProgressBar, ProgressStyle};
+use icefloe_core::Scan;
 
-use crate::{Format, SnapshotArgs};
+use crate::args::{Format, SnapshotArgs, TableArgs};
+use crate::progress::{Counting, Progress};
 
 /// One of the core's encoders behind one face.
 enum Encoder<W: Write + Send> {
@@ -40,20 +42,20 @@ impl<W: Write + Send> Encoder<W> {
 
 /// Runs `icefloe cat`.
 pub async fn cat(
-    location: &str,
+    t: &TableArgs,
     at: &SnapshotArgs,
     format: Format,
     lineage: bool,
     columns: Option<Vec<String>>,
     output: Option<&Path>,
 ) -> Result<()> {
-    let table = Table::open(location).await?;
+    let table = t.open().await?;
     let mut builder = Scan::builder().snapshot(at.selector()?).lineage(lineage);
     if let Some(c) = columns {
         builder = builder.columns(c);
     }
     let scan = builder.build(&table)?;
-    let mut stream = scan.stream().await?;
+    let tasks = scan.plan_files().await?;
     let sink: Box<dyn Write + Send> = match output {
         Some(p) => Box::new(
             std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
@@ -67,32 +69,26 @@ pub async fn cat(
             Box::new(std::io::stdout())
         }
     };
-    let w = BufWriter::with_capacity(1 << 20, sink);
+    let bytes = Arc::new(AtomicU64::new(0));
+    let progress = Progress::new(&tasks, output.is_some(), bytes.clone());
+    let w = Counting {
+        inner: BufWriter::with_capacity(1 << 20, sink),
+        bytes,
+    };
     let schema = scan.schema();
     let mut enc = match format {
         Format::Csv => Encoder::Csv(CsvWriter::new(w, &schema)),
         Format::Jsonl => Encoder::Jsonl(JsonLinesWriter::new(w)),
         Format::Parquet => Encoder::Parquet(Box::new(ParquetWriter::new(w, &schema)?)),
     };
-    let bar = (output.is_some() && std::io::stderr().is_terminal()).then(|| {
-        let b = ProgressBar::new_spinner();
-        b.set_style(
-            ProgressStyle::with_template("{spinner} {human_pos} rows  {per_sec}  {elapsed}")
-                .expect("static template"),
-        );
-        b
-    });
+    let mut stream = scan.read_tasks(tasks);
     while let Some(batch) = stream.next().await {
         let batch = batch?;
         enc.write(&batch)?;
-        if let Some(b) = &bar {
-            b.inc(batch.num_rows() as u64);
-        }
+        progress.add(batch.num_rows());
     }
     let mut w = enc.finish()?;
     w.flush().context("cannot write output")?;
-    if let Some(b) = bar {
-        b.finish();
-    }
+    progress.finish();
     Ok(())
 }

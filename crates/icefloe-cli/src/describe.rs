@@ -1,142 +1,294 @@
-//! `icefloe snapshots`, `schema` and `files`.
-
-use std::io::Write;
+//! `icefloe snapshots`, `schema` and `files`: one listing each, printed as a terminal table,
+//! CSV or one JSON document (keys documented in the README).
 
 use anyhow::Result;
 use icefloe_core::delete::resolved::deleted_positions;
-use icefloe_core::listing::{self, Listing};
+use icefloe_core::listing::{self, format_timestamp_ms, Listing};
+use icefloe_core::scan::plan::DeleteFileRef;
 use icefloe_core::spec::{NestedField, Type};
 use icefloe_core::{Scan, Table};
+use serde_json::{json, Value};
 
-use crate::{ListFormat, SnapshotArgs};
+use crate::args::{ListFormat, SnapshotArgs, TableArgs};
+use crate::render::print;
 
-fn print(listing: &Listing, format: ListFormat) -> Result<()> {
-    let text = match format {
-        ListFormat::Text => listing.to_text(),
-        ListFormat::Csv => listing.to_csv(),
-    };
-    std::io::stdout().lock().write_all(text.as_bytes())?;
-    Ok(())
+fn header(names: &[&str]) -> Vec<String> {
+    names.iter().map(|s| s.to_string()).collect()
 }
 
-/// Prints the snapshot list.
-pub async fn snapshots(location: &str, format: ListFormat) -> Result<()> {
-    let table = Table::open(location).await?;
-    print(&listing::snapshots(table.metadata()), format)
+/// The snapshot a listing is about, for its JSON document.
+fn selected(snapshot: Option<&icefloe_core::spec::Snapshot>) -> Value {
+    snapshot.map_or(Value::Null, |s| json!(s.snapshot_id))
 }
 
-/// Prints a snapshot's schema, one field per line, nested fields indented.
-pub async fn schema(location: &str, at: &SnapshotArgs) -> Result<()> {
-    let table = Table::open(location).await?;
-    let (_, schema) = table.resolve(&at.selector()?)?;
+/// Prints the snapshot list, oldest first.
+pub async fn snapshots(t: &TableArgs, format: ListFormat) -> Result<()> {
+    let table = t.open().await?;
+    let m = table.metadata();
+    let listing = listing::snapshots(m);
+    // Totals before the counts of what each snapshot changed, when the width runs short.
+    let text = [
+        (0, "snapshot_id"),
+        (1, "parent_id"),
+        (2, "seq"),
+        (3, "timestamp"),
+        (4, "operation"),
+        (5, "refs"),
+        (12, "records"),
+        (8, "added"),
+        (9, "deleted"),
+        (10, "pos_deletes"),
+        (11, "eq_deletes"),
+        (7, "first_row_id"),
+        (6, "schema"),
+    ];
+    print(format, &listing, &text, || {
+        let mut snaps: Vec<_> = m.snapshots.iter().collect();
+        snaps.sort_by_key(|s| (s.sequence_number, s.timestamp_ms));
+        let snapshots: Vec<Value> = snaps
+            .iter()
+            .map(|s| {
+                let mut refs = m.refs_of(s.snapshot_id);
+                refs.sort_unstable();
+                json!({
+                    "snapshot_id": s.snapshot_id,
+                    "parent_id": s.parent_snapshot_id,
+                    "sequence_number": s.sequence_number,
+                    "timestamp_ms": s.timestamp_ms,
+                    "timestamp": format_timestamp_ms(s.timestamp_ms),
+                    "operation": s.operation(),
+                    "refs": refs,
+                    "schema_id": s.schema_id,
+                    "first_row_id": s.first_row_id,
+                    "added_rows": s.added_rows,
+                    "summary": s.summary,
+                })
+            })
+            .collect();
+        let refs: serde_json::Map<String, Value> = m
+            .refs
+            .iter()
+            .map(|(name, r)| {
+                let kind = match r.ref_type {
+                    icefloe_core::spec::snapshot::RefType::Branch => "branch",
+                    icefloe_core::spec::snapshot::RefType::Tag => "tag",
+                };
+                (
+                    name.clone(),
+                    json!({"snapshot_id": r.snapshot_id, "type": kind}),
+                )
+            })
+            .collect();
+        json!({
+            "table": t.table,
+            "format_version": m.format_version,
+            "current_snapshot_id": m.current_snapshot_id,
+            "refs": refs,
+            "snapshots": snapshots,
+        })
+    })
+}
+
+/// Prints a snapshot's schema, one field per line, nested fields indented (in JSON: nested).
+pub async fn schema(t: &TableArgs, at: &SnapshotArgs, format: ListFormat) -> Result<()> {
+    let table = t.open().await?;
+    let (snapshot, schema) = table.resolve(&at.selector()?)?;
     let mut rows = Vec::new();
-    fn walk(fields: &[NestedField], depth: usize, rows: &mut Vec<Vec<String>>) {
-        for f in fields {
-            let lit = |l: &Option<icefloe_core::spec::Literal>| {
-                l.as_ref().map(|l| format!("{l:?}")).unwrap_or_default()
-            };
-            rows.push(vec![
-                f.id.to_string(),
-                format!("{}{}", "  ".repeat(depth), f.name),
-                f.field_type.to_string(),
-                if f.required { "required" } else { "optional" }.to_string(),
-                lit(&f.initial_default),
-                lit(&f.write_default),
-            ]);
-            let mut t = &f.field_type;
-            // Descend through lists and maps to the structs inside.
-            loop {
-                match t {
-                    Type::Struct(s) => {
-                        walk(&s.fields, depth + 1, rows);
-                        break;
-                    }
-                    Type::List(l) => t = &l.element,
-                    Type::Map(m) => t = &m.value,
-                    Type::Primitive(_) => break,
-                }
-            }
-        }
-    }
     walk(schema.columns(), 0, &mut rows);
     let listing = Listing {
-        header: [
+        header: header(&[
             "field_id",
             "name",
             "type",
             "required",
             "initial_default",
             "write_default",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect(),
+        ]),
         rows,
     };
-    println!("schema {}", schema.schema_id);
-    print(&listing, ListFormat::Text)
+    if format == ListFormat::Text {
+        println!("schema {}", schema.schema_id);
+    }
+    let text = [
+        (0, "id"),
+        (1, "name"),
+        (2, "type"),
+        (3, "required"),
+        (4, "initial_default"),
+        (5, "write_default"),
+    ];
+    print(format, &listing, &text, || {
+        json!({
+            "table": t.table,
+            "snapshot_id": selected(snapshot),
+            "schema_id": schema.schema_id,
+            "fields": fields_json(schema.columns()),
+        })
+    })
+}
+
+/// A literal as the listing shows it.
+fn literal(l: &Option<icefloe_core::spec::literal::Literal>) -> Option<String> {
+    l.as_ref().map(|l| format!("{l:?}"))
+}
+
+/// The structs inside a field's type (through lists and maps), if any.
+fn children(t: &Type) -> Option<&[NestedField]> {
+    let mut t = t;
+    loop {
+        match t {
+            Type::Struct(s) => return Some(&s.fields),
+            Type::List(l) => t = &l.element,
+            Type::Map(m) => t = &m.value,
+            Type::Primitive(_) => return None,
+        }
+    }
+}
+
+fn walk(fields: &[NestedField], depth: usize, rows: &mut Vec<Vec<String>>) {
+    for f in fields {
+        rows.push(vec![
+            f.id.to_string(),
+            format!("{}{}", "  ".repeat(depth), f.name),
+            f.field_type.to_string(),
+            if f.required { "required" } else { "optional" }.to_string(),
+            literal(&f.initial_default).unwrap_or_default(),
+            literal(&f.write_default).unwrap_or_default(),
+        ]);
+        if let Some(c) = children(&f.field_type) {
+            walk(c, depth + 1, rows);
+        }
+    }
+}
+
+fn fields_json(fields: &[NestedField]) -> Vec<Value> {
+    fields
+        .iter()
+        .map(|f| {
+            let mut v = json!({
+                "field_id": f.id,
+                "name": f.name,
+                "type": f.field_type.to_string(),
+                "required": f.required,
+                "initial_default": literal(&f.initial_default),
+                "write_default": literal(&f.write_default),
+            });
+            if let Some(c) = children(&f.field_type) {
+                v["fields"] = Value::Array(fields_json(c));
+            }
+            v
+        })
+        .collect()
 }
 
 /// Prints the live data files of a snapshot with the deletes that apply to each.
-pub async fn files(location: &str, at: &SnapshotArgs, format: ListFormat) -> Result<()> {
-    let table = Table::open(location).await?;
+pub async fn files(t: &TableArgs, at: &SnapshotArgs, format: ListFormat) -> Result<()> {
+    let table = t.open().await?;
     let scan = Scan::builder().snapshot(at.selector()?).build(&table)?;
     let tasks = scan.plan_files().await?;
+    let short = |p: &str| relative(&table, p);
     let mut rows = Vec::new();
-    let short = |p: &str| {
-        let root = table.metadata().location.as_str();
-        p.strip_prefix(root)
-            .map(|r| r.trim_start_matches('/').to_string())
-            .unwrap_or_else(|| p.to_string())
-    };
-    for t in &tasks {
-        let deleted = deleted_positions(&table, t)
+    let mut docs = Vec::new();
+    for task in &tasks {
+        let deleted = deleted_positions(&table, task)
             .await?
             .map(|b| b.len())
             .unwrap_or(0);
         let mut deletes = Vec::new();
-        if let Some(dv) = &t.deletion_vector {
+        if let Some(dv) = &task.deletion_vector {
             deletes.push(format!(
-                "dv {}@{}+{}",
+                "dv {} @{}+{} ({} rows)",
                 short(&dv.file.file_path),
                 dv.file.content_offset.unwrap_or(0),
-                dv.file.content_size_in_bytes.unwrap_or(0)
+                dv.file.content_size_in_bytes.unwrap_or(0),
+                dv.file.record_count
             ));
         }
-        for p in &t.position_deletes {
+        for p in &task.position_deletes {
             deletes.push(format!("pos {}", short(&p.file.file_path)));
         }
-        for e in &t.equality_deletes {
+        for e in &task.equality_deletes {
             deletes.push(format!(
                 "eq{:?} {}",
                 e.file.equality_ids,
                 short(&e.file.file_path)
             ));
         }
+        let f = &task.data_file;
         rows.push(vec![
-            short(&t.data_file.file_path),
-            t.data_file.record_count.to_string(),
-            t.sequence_number.to_string(),
-            t.first_row_id.map(|v| v.to_string()).unwrap_or_default(),
-            t.data_file.spec_id.to_string(),
+            short(&f.file_path),
+            f.record_count.to_string(),
             deleted.to_string(),
-            deletes.join(" "),
+            deletes.join("; "),
+            task.sequence_number.to_string(),
+            task.first_row_id.map(|v| v.to_string()).unwrap_or_default(),
+            f.spec_id.to_string(),
         ]);
+        let delete_json = |d: &DeleteFileRef| {
+            json!({
+                "path": d.file.file_path,
+                "record_count": d.file.record_count,
+                "sequence_number": d.sequence_number,
+            })
+        };
+        docs.push(json!({
+            "data_file": f.file_path,
+            "file_format": format!("{:?}", f.file_format).to_lowercase(),
+            "record_count": f.record_count,
+            "file_size_in_bytes": f.file_size_in_bytes,
+            "sequence_number": task.sequence_number,
+            "first_row_id": task.first_row_id,
+            "spec_id": f.spec_id,
+            "deleted_positions": deleted,
+            "deletion_vector": task.deletion_vector.as_ref().map(|dv| json!({
+                "path": dv.file.file_path,
+                "content_offset": dv.file.content_offset,
+                "content_size_in_bytes": dv.file.content_size_in_bytes,
+                "cardinality": dv.file.record_count,
+                "sequence_number": dv.sequence_number,
+            })),
+            "position_deletes": task.position_deletes.iter().map(delete_json).collect::<Vec<_>>(),
+            "equality_deletes": task.equality_deletes.iter().map(|e| {
+                let mut v = delete_json(e);
+                v["equality_ids"] = json!(e.file.equality_ids);
+                v
+            }).collect::<Vec<_>>(),
+        }));
     }
     let listing = Listing {
-        header: [
+        header: header(&[
             "data_file",
             "record_count",
+            "deleted_positions",
+            "deletes",
             "sequence_number",
             "first_row_id",
             "spec_id",
-            "deleted_positions",
-            "deletes",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect(),
+        ]),
         rows,
     };
-    print(&listing, format)
+    let text = [
+        (0, "data_file"),
+        (1, "records"),
+        (2, "deleted"),
+        (3, "deletes"),
+        (4, "seq"),
+        (5, "first_row_id"),
+        (6, "spec"),
+    ];
+    print(format, &listing, &text, || {
+        json!({
+            "table": t.table,
+            "snapshot_id": selected(scan.snapshot()),
+            "files": docs,
+        })
+    })
+}
+
+/// A file path relative to the table location when it is under it.
+fn relative(table: &Table, p: &str) -> String {
+    let root = table.metadata().location.as_str();
+    p.strip_prefix(root)
+        .map(|r| r.trim_start_matches('/').to_string())
+        .unwrap_or_else(|| p.to_string())
 }

@@ -1,181 +1,188 @@
 //! `icefloe`: read Apache Iceberg tables from the command line.
 
+mod args;
 mod cat;
 mod describe;
+mod generate;
 mod mount;
+mod open;
+mod progress;
+mod render;
+mod report;
 mod time;
 
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
+
+use args::{Format, ListOutput, SnapshotArgs, TableArgs};
+
+/// `--version`: this build, and the table format versions it reads.
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (reads Iceberg table format versions 1, 2 and 3)"
+);
 
 /// Read Apache Iceberg tables (format versions 1-3) as the spec defines: deletion vectors,
 /// position and equality deletes, row lineage, defaults, schema evolution, time travel.
 #[derive(Parser, Debug)]
-#[command(name = "icefloe", version, about)]
-struct Cli {
+#[command(name = "icefloe", version = VERSION, about, max_term_width = 100)]
+pub struct Cli {
     #[command(subcommand)]
     command: Command,
 }
 
-/// Which snapshot to read; at most one.
-#[derive(Args, Debug, Clone, Default)]
-#[group(multiple = false)]
-pub struct SnapshotArgs {
-    /// Snapshot id.
-    #[arg(long)]
-    pub snapshot: Option<i64>,
-    /// The snapshot current on main at this time: milliseconds since the epoch, or an
-    /// ISO-8601 time such as 2026-01-31T12:00:00Z (UTC when no offset is given).
-    #[arg(long = "as-of", value_name = "TIME")]
-    pub as_of: Option<String>,
-    /// A branch or tag name.
-    #[arg(long = "ref", value_name = "NAME")]
-    pub reference: Option<String>,
-}
-
-/// Output format of `cat`.
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    Csv,
-    Jsonl,
-    Parquet,
-}
-
-/// Output format of the listing commands.
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ListFormat {
-    /// Aligned columns for people.
-    #[default]
-    Text,
-    /// RFC 4180 CSV with a header.
-    Csv,
-}
-
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// One line per snapshot: id, parent, sequence number, timestamp, operation, refs, row counts.
+    /// List the snapshots: id, parent, sequence number, time, operation, refs, row counts
     Snapshots {
-        /// Table root directory or URL, or a metadata file.
-        table: String,
-        #[arg(long, value_enum, default_value_t)]
-        format: ListFormat,
+        #[command(flatten)]
+        table: TableArgs,
+        #[command(flatten)]
+        out: ListOutput,
     },
-    /// Field ids, names, types, required, defaults of a snapshot's schema.
+    /// Show a snapshot's schema: field ids, names, types, required, defaults
     Schema {
-        table: String,
+        #[command(flatten)]
+        table: TableArgs,
         #[command(flatten)]
         at: SnapshotArgs,
+        #[command(flatten)]
+        out: ListOutput,
     },
-    /// Data files with record counts and the deletes that apply to each.
+    /// List a snapshot's data files with the deletes that apply to each
     Files {
-        table: String,
+        #[command(flatten)]
+        table: TableArgs,
         #[command(flatten)]
         at: SnapshotArgs,
-        #[arg(long, value_enum, default_value_t)]
-        format: ListFormat,
+        #[command(flatten)]
+        out: ListOutput,
     },
-    /// The live rows of a snapshot.
+    /// Print a snapshot's live rows as CSV, JSON Lines or Parquet
     Cat {
-        table: String,
+        #[command(flatten)]
+        table: TableArgs,
         #[command(flatten)]
         at: SnapshotArgs,
-        #[arg(long, value_enum, default_value = "csv")]
-        format: Format,
-        /// Put _row_id and _last_updated_sequence_number first.
-        #[arg(long)]
-        lineage: bool,
-        /// Only these columns, comma-separated, in this order.
-        #[arg(long, value_delimiter = ',')]
-        columns: Option<Vec<String>>,
-        /// Write to FILE instead of standard output (a progress bar shows on a terminal).
-        #[arg(long, short)]
-        output: Option<std::path::PathBuf>,
+        #[command(flatten)]
+        out: CatOutput,
     },
-    /// Mount a table (or a warehouse of tables) as a read-only file system: every snapshot's
-    /// rows as CSV and Parquet files, refs as symlinks, new snapshots appearing as committed.
+    /// Mount a table or a warehouse of tables as a read-only file system
+    #[command(
+        long_about = "Mount a table or a warehouse of tables as a read-only file system: \
+        every snapshot's rows as CSV and Parquet files, refs as symlinks, new snapshots \
+        appearing as they are committed."
+    )]
     Mount(mount::MountArgs),
+    /// Print a shell completion script (bash, zsh or fish)
+    #[command(
+        after_help = "Bash: icefloe completions bash > ~/.local/share/bash-completion/completions/icefloe\n\
+                      Zsh:  icefloe completions zsh > \"${fpath[1]}/_icefloe\"\n\
+                      Fish: icefloe completions fish > ~/.config/fish/completions/icefloe.fish"
+    )]
+    Completions {
+        /// The shell
+        #[arg(value_enum)]
+        shell: generate::Shell,
+    },
+    /// Print the manual page (icefloe man > icefloe.1; man ./icefloe.1)
+    Man {
+        /// Write icefloe.1 and a page per subcommand (icefloe-cat.1 …) into DIR instead
+        #[arg(long, value_name = "DIR")]
+        dir: Option<std::path::PathBuf>,
+    },
+}
+
+/// Output options of `cat`.
+#[derive(clap::Args, Debug)]
+#[command(next_help_heading = "Output")]
+struct CatOutput {
+    /// Output format
+    #[arg(long, value_enum, default_value = "csv")]
+    format: Format,
+    /// Put _row_id and _last_updated_sequence_number first
+    #[arg(long)]
+    lineage: bool,
+    /// Only these columns, comma-separated, in this order
+    #[arg(long, value_delimiter = ',', value_name = "NAMES")]
+    columns: Option<Vec<String>>,
+    /// Write to FILE instead of standard output (with a progress bar on a terminal)
+    #[arg(long, short, value_name = "FILE")]
+    output: Option<std::path::PathBuf>,
 }
 
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("ICEFLOE_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,fuser=error")),
+            tracing_subscriber::EnvFilter::try_from_env("ICEFLOE_LOG").unwrap_or_else(|_| {
+                tracing_subscriber::EnvFilter::new("warn,fuser=error,icefloe_fuse::sizing=info")
+            }),
         )
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let cli = Cli::parse();
-    // The mount runs its own runtime, so it starts outside this one.
-    let command = match cli.command {
-        Command::Mount(args) => {
-            return match mount::mount(args) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("icefloe: {e:#}");
-                    ExitCode::FAILURE
-                }
-            };
-        }
-        other => other,
+    let result = match cli.command {
+        // The mount runs its own runtime, so it starts outside this one.
+        Command::Mount(args) => mount::mount(args),
+        Command::Completions { shell } => generate::completions(shell),
+        Command::Man { dir } => generate::man(dir.as_deref()),
+        command => tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| anyhow::anyhow!("cannot start runtime: {e}"))
+            .and_then(|rt| rt.block_on(run(command))),
     };
-    let rt = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("icefloe: cannot start runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let result = rt.block_on(async {
-        match command {
-            Command::Snapshots { table, format } => describe::snapshots(&table, format).await,
-            Command::Schema { table, at } => describe::schema(&table, &at).await,
-            Command::Files { table, at, format } => describe::files(&table, &at, format).await,
-            Command::Cat {
-                table,
-                at,
-                format,
-                lineage,
-                columns,
-                output,
-            } => cat::cat(&table, &at, format, lineage, columns, output.as_deref()).await,
-            Command::Mount(_) => Err(anyhow::anyhow!("mount runs outside the runtime")),
-        }
-    });
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) if report::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("icefloe: {e:#}");
+            eprintln!("icefloe: {}", report::message(&e));
             ExitCode::FAILURE
         }
     }
 }
 
-/// A reader that closed the pipe early (`icefloe cat … | head`) is not an error.
-fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-            || c.to_string().contains("Broken pipe")
-    })
+/// Runs a command that reads a table.
+async fn run(command: Command) -> anyhow::Result<()> {
+    match command {
+        Command::Snapshots { table, out } => describe::snapshots(&table, out.format).await,
+        Command::Schema { table, at, out } => describe::schema(&table, &at, out.format).await,
+        Command::Files { table, at, out } => describe::files(&table, &at, out.format).await,
+        Command::Cat { table, at, out } => {
+            cat::cat(
+                &table,
+                &at,
+                out.format,
+                out.lineage,
+                out.columns,
+                out.output.as_deref(),
+            )
+            .await
+        }
+        Command::Mount(_) | Command::Completions { .. } | Command::Man { .. } => {
+            unreachable!("run outside the runtime")
+        }
+    }
 }
 
-impl SnapshotArgs {
-    /// The core's selector for these arguments.
-    pub fn selector(&self) -> anyhow::Result<icefloe_core::SnapshotSelector> {
-        use icefloe_core::SnapshotSelector as S;
-        Ok(if let Some(id) = self.snapshot {
-            S::Id(id)
-        } else if let Some(t) = &self.as_of {
-            S::AsOf(time::parse_time_ms(t)?)
-        } else if let Some(r) = &self.reference {
-            S::Ref(r.clone())
-        } else {
-            S::Current
-        })
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn definitions_are_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn version_names_the_format_versions_the_core_reads() {
+        let max = icefloe_core::spec::metadata::MAX_FORMAT_VERSION;
+        let list: Vec<String> = (1..=max).map(|v| v.to_string()).collect();
+        let (last, rest) = list.split_last().unwrap();
+        let want = format!("format versions {} and {last}", rest.join(", "));
+        assert!(VERSION.contains(&want), "{VERSION} vs {want}");
     }
 }

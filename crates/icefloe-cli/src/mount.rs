@@ -47,6 +47,9 @@ pub fn mount(args: MountArgs) -> Result<()> {
             args.mountpoint.display()
         );
     }
+    if let Some(missing) = crate::open::missing(&args.source) {
+        return Err(missing.into());
+    }
     if args.daemon {
         return daemonize(&args);
     }
@@ -72,19 +75,29 @@ pub fn mount(args: MountArgs) -> Result<()> {
 }
 
 /// Starts this command again without `--daemon` in its own process group, detached from the
-/// terminal, and returns once the mount is there.
+/// terminal, and returns once the mount is there. If the background process exits first, its
+/// error is this command's error.
 fn daemonize(args: &MountArgs) -> Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
     use std::os::unix::process::CommandExt;
     let exe = std::env::current_exe().context("cannot find the icefloe executable")?;
-    let log = match &args.log_file {
-        Some(p) => Stdio::from(
-            std::fs::OpenOptions::new()
+    // The child's standard error: the log file, or an unnamed temporary file, read back if
+    // the child fails.
+    let (mut log, log_start) = match &args.log_file {
+        Some(p) => {
+            let f = std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
+                .read(true)
                 .open(p)
-                .with_context(|| format!("cannot open log file {}", p.display()))?,
+                .with_context(|| format!("cannot open log file {}", p.display()))?;
+            let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+            (f, len)
+        }
+        None => (
+            tempfile::tempfile().context("cannot create a temporary file for the mount's log")?,
+            0,
         ),
-        None => Stdio::null(),
     };
     // The same arguments without --daemon (--log-file only applies to this parent).
     let mut child_args = Vec::new();
@@ -106,7 +119,10 @@ fn daemonize(args: &MountArgs) -> Result<()> {
         .args(child_args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(log)
+        .stderr(
+            log.try_clone()
+                .context("cannot pass the log to the mount process")?,
+        )
         .process_group(0)
         .spawn()
         .context("cannot start the mount process")?;
@@ -123,12 +139,26 @@ fn daemonize(args: &MountArgs) -> Result<()> {
             return Ok(());
         }
         if let Some(status) = child.try_wait()? {
-            bail!("the mount process exited ({status}); run without --daemon to see why");
+            let mut text = String::new();
+            log.seek(SeekFrom::Start(log_start))
+                .and_then(|_| log.read_to_string(&mut text))
+                .context("cannot read the mount process's log")?;
+            bail!("{}", child_error(&text, status));
         }
         std::thread::sleep(Duration::from_millis(50));
     }
     let _ = child.kill();
     bail!("{} was not mounted within 60 s", args.mountpoint.display())
+}
+
+/// The error the background mount process printed (its last `icefloe: ` line), or its exit
+/// status when it printed none.
+fn child_error(log: &str, status: std::process::ExitStatus) -> String {
+    log.lines()
+        .rev()
+        .find_map(|l| l.strip_prefix("icefloe: "))
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("the mount process exited ({status}) without a message"))
 }
 
 /// Parses a size: bytes, or a number with K, M, G, T (powers of 1024; `KiB`, `MB`… accepted).

@@ -49,6 +49,17 @@ impl FileScanTask {
             || !self.position_deletes.is_empty()
             || !self.equality_deletes.is_empty()
     }
+
+    /// The most rows this task can yield, known before reading: the data file's record count
+    /// less its deletion vector's cardinality (position and equality deletes are only known
+    /// once read). For progress estimates, never for results.
+    pub fn max_live_rows(&self) -> u64 {
+        let dv = self
+            .deletion_vector
+            .as_ref()
+            .map_or(0, |dv| dv.file.record_count);
+        (self.data_file.record_count - dv).max(0) as u64
+    }
 }
 
 /// The result type of a partition field (spec: "Partition Transforms").

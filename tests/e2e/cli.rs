@@ -220,3 +220,58 @@ fn parquet_output_file_reads_back() {
         - 1;
     assert_eq!(rows, current.expected_rows().len());
 }
+
+#[test]
+fn help_version_completions_and_man() {
+    let version = stdout(&icefloe(&["--version"]));
+    assert_eq!(
+        version.trim(),
+        format!(
+            "icefloe {} (reads Iceberg table format versions 1, 2 and 3)",
+            env!("CARGO_PKG_VERSION")
+        )
+    );
+    // <TABLE> is described the same way in every subcommand, under the same headings.
+    for cmd in ["snapshots", "schema", "files", "cat"] {
+        let help = stdout(&icefloe(&[cmd, "--help"]));
+        assert!(
+            help.contains("Usage: icefloe ") && help.contains("<TABLE>"),
+            "{cmd}: {help}"
+        );
+        assert!(
+            help.contains("The table: its root directory (the one holding metadata/)"),
+            "{cmd}: {help}"
+        );
+        assert!(help.contains("\nOutput:\n"), "{cmd}: {help}");
+        if cmd != "snapshots" {
+            assert!(
+                help.contains("\nSnapshot (default: the current snapshot of main):\n"),
+                "{cmd}: {help}"
+            );
+        }
+    }
+    let bash = stdout(&icefloe(&["completions", "bash"]));
+    assert!(
+        bash.contains("_icefloe()") && bash.contains("snapshots"),
+        "{bash}"
+    );
+    let zsh = stdout(&icefloe(&["completions", "zsh"]));
+    assert!(zsh.starts_with("#compdef icefloe"), "{zsh}");
+    let fish = stdout(&icefloe(&["completions", "fish"]));
+    assert!(fish.contains("complete -c icefloe"), "{fish}");
+    let man = stdout(&icefloe(&["man"]));
+    assert!(
+        man.contains(".TH icefloe 1") && man.contains("snapshots"),
+        "{man}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    stdout(&icefloe(&["man", "--dir", dir.path().to_str().unwrap()]));
+    for page in [
+        "icefloe.1",
+        "icefloe-cat.1",
+        "icefloe-files.1",
+        "icefloe-mount.1",
+    ] {
+        assert!(dir.path().join(page).is_file(), "{page}");
+    }
+}

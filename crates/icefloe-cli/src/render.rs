@@ -117,7 +117,25 @@ pub fn to_terminal(listing: &Listing, columns: TextColumns, width: Option<u16>) 
             ColumnConstraint::LowerBoundary(Width::Fixed(w.min(MIN_TEXT_WIDTH) as u16))
         });
     }
-    let mut out: String = t.lines().map(|l| l.trim_end().to_string() + "\n").collect();
+    // The rule under the header runs as wide as the widest row (comfy-table draws it one
+    // junction longer).
+    let lines: Vec<String> = t.lines().map(|l| l.trim_end().to_string()).collect();
+    let is_rule = |l: &str| l.chars().all(|c| c == '─');
+    let widest = lines
+        .iter()
+        .filter(|l| !is_rule(l))
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(0);
+    let mut out = String::new();
+    for l in &lines {
+        if is_rule(l) {
+            out.push_str(&"─".repeat(widest));
+        } else {
+            out.push_str(l);
+        }
+        out.push('\n');
+    }
     if listing.rows.is_empty() {
         out.push_str("(none)\n");
     }

@@ -218,6 +218,11 @@ pub fn literal_array(lit: &Literal, ty: &Type) -> Result<ArrayRef, String> {
                 .map_err(|e| e.to_string())?,
         ),
         (Literal::Binary(b), _) => Arc::new(BinaryArray::from(vec![b.as_slice()])),
+        // A struct without fields (`_partition` of an unpartitioned table) has no child to
+        // carry its length.
+        (Literal::Struct(_), Type::Struct(st)) if st.fields.is_empty() => {
+            Arc::new(StructArray::new_empty_fields(1, None))
+        }
         (Literal::Struct(values), Type::Struct(st)) => {
             let mut fields = Vec::new();
             let mut children = Vec::new();
@@ -404,6 +409,39 @@ mod tests {
             HashMap::from([("PARQUET:field_id".to_string(), "9".to_string())]),
         )]);
         assert_eq!(find_field(&with_ids, 1, Some(&m.fields)), None);
+    }
+
+    #[test]
+    fn struct_and_map_defaults_and_empty_structs_become_arrays() {
+        let empty = Type::Struct(crate::spec::StructType::default());
+        let a = literal_array(&Literal::Struct(vec![]), &empty).unwrap();
+        assert_eq!(a.len(), 1);
+        let map = Type::from_json(
+            &serde_json::json!({"type": "map", "key-id": 1, "key": "string", "value-id": 2,
+                "value": "long", "value-required": false}),
+            "t",
+        )
+        .unwrap();
+        let lit = Literal::from_json(
+            &serde_json::json!({"keys": ["a", "b"], "values": [1, null]}),
+            &map,
+        )
+        .unwrap();
+        let a = literal_array(&lit, &map).unwrap();
+        let m = a.as_map();
+        assert_eq!(m.value_length(0), 2);
+        assert!(m.values().is_null(1));
+    }
+
+    #[test]
+    fn failing_casts_are_errors() {
+        let big = arrow::array::UInt64Array::from(vec![u64::MAX]);
+        assert!(cast_exact(&big, &DataType::Int64).is_err());
+        let days = arrow::array::Date32Array::from(vec![2_932_896]); // 9999-12-31
+        let ns = DataType::Timestamp(arrow::datatypes::TimeUnit::Nanosecond, None);
+        assert!(cast_exact(&days, &ns).is_err());
+        let bad = BinaryArray::from(vec![&[0xffu8, 0x00][..]]);
+        assert!(cast_exact(&bad, &DataType::Utf8).is_err());
     }
 
     #[test]

@@ -56,10 +56,30 @@ pub async fn cat(
     }
     let scan = builder.build(&table)?;
     let tasks = scan.plan_files().await?;
+    // Every delete file is loaded and checked before the first row is written, so a damaged
+    // one fails the command before any output.
+    scan.load_deletes(&tasks).await?;
+    // Output goes to a temporary file beside FILE, renamed over it only once complete: an
+    // error never leaves a file that looks whole.
+    let mut temp = None;
     let sink: Box<dyn Write + Send> = match output {
-        Some(p) => Box::new(
-            std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
-        ),
+        Some(p) => {
+            let dir = match p.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d,
+                _ => Path::new("."),
+            };
+            let t = tempfile::Builder::new()
+                .prefix(".icefloe-")
+                .suffix(".partial")
+                .tempfile_in(dir)
+                .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
+            let f = t
+                .as_file()
+                .try_clone()
+                .with_context(|| format!("cannot create {}", p.display()))?;
+            temp = Some(t);
+            Box::new(f)
+        }
         None => {
             if format == Format::Parquet && std::io::stdout().is_terminal() {
                 anyhow::bail!(
@@ -89,6 +109,22 @@ pub async fn cat(
     }
     let mut w = enc.finish()?;
     w.flush().context("cannot write output")?;
+    drop(w);
+    if let (Some(t), Some(p)) = (temp, output) {
+        // A temporary file is private (0600); the output gets the mode of the file it
+        // replaces, or the usual 0644.
+        let mode = std::fs::metadata(p)
+            .map(|m| m.permissions())
+            .unwrap_or_else(|_| std::os::unix::fs::PermissionsExt::from_mode(0o644));
+        t.as_file()
+            .set_permissions(mode)
+            .with_context(|| format!("cannot write {}", p.display()))?;
+        t.as_file()
+            .sync_all()
+            .with_context(|| format!("cannot write {}", p.display()))?;
+        t.persist(p)
+            .with_context(|| format!("cannot rename the output to {}", p.display()))?;
+    }
     progress.finish();
     Ok(())
 }

@@ -122,6 +122,8 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
+    // Panics inside libraries become one-line errors; no backtrace noise.
+    icefloe_core::guard::install_quiet_panic_hook();
     let cli = Cli::parse();
     let result = match cli.command {
         // The mount runs its own runtime, so it starts outside this one.

@@ -24,6 +24,10 @@ pub enum Error {
         #[source]
         source: object_store::Error,
     },
+    /// Something other than a regular file (a FIFO, a device, a directory) where a table file
+    /// should be; reading it could block forever or return bytes that are not the file.
+    #[error("{path} is a {kind}, not a regular file: table files must be regular files")]
+    NotAFile { path: String, kind: String },
     /// The table location could not be understood (bad URL, unknown scheme, no metadata).
     #[error("cannot open table {location}: {reason}")]
     Location { location: String, reason: String },

@@ -22,11 +22,13 @@ pub mod cache;
 pub mod delete;
 pub mod encode;
 pub mod error;
+pub mod guard;
 pub mod io;
 pub mod listing;
 pub mod scan;
 pub mod spec;
 pub mod table;
+pub mod validate;
 
 pub use error::{Error, Result};
 pub use scan::{FileScanTask, Scan, ScanBuilder};

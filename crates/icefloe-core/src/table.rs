@@ -4,10 +4,11 @@
 use std::sync::Arc;
 
 use crate::cache::{get_or_load, Caches};
-use crate::io::locate::{locate, maybe_gunzip};
+use crate::io::locate::locate;
 use crate::io::{Ambient, TableIo};
 use crate::spec::manifest_list::read_manifest_list;
 use crate::spec::{ManifestFile, RefType, Schema, Snapshot, TableMetadata};
+use crate::validate::manifest::check_manifest_list;
 
 /// Which snapshot to read.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -121,8 +122,16 @@ impl Table {
         let key = io.display(&io.resolve(&located.metadata_file));
         let metadata = get_or_load(&caches.metadata, key.clone(), async {
             let bytes = io.read(&located.metadata_file).await?;
-            let bytes = maybe_gunzip(&bytes, &key)?;
-            TableMetadata::from_json_bytes(&bytes, &key)
+            crate::guard::catch(
+                || {
+                    // One copy at a time: the file's bytes (or a gzip stream over them), then
+                    // the parsed JSON; never a decompressed copy beside both.
+                    let json = parse_json(&bytes, &key)?;
+                    drop(bytes);
+                    TableMetadata::from_json(&json, &key)
+                },
+                |m| crate::Error::metadata(&key, format!("parser panicked: {m}")),
+            )
         })
         .await?;
         let root = if located.root.is_empty() {
@@ -263,7 +272,9 @@ impl Table {
                 let key = self.io.display(&self.io.resolve(path));
                 get_or_load(&self.caches.manifest_lists, key.clone(), async {
                     let bytes = self.io.read(path).await?;
-                    read_manifest_list(&bytes, &key)
+                    let list = read_manifest_list(&bytes, &key)?;
+                    check_manifest_list(&list, snapshot, self.metadata.format_version, &key)?;
+                    Ok(list)
                 })
                 .await
             }
@@ -291,6 +302,17 @@ impl Table {
             )),
         }
     }
+}
+
+/// Parses metadata JSON straight from the file's bytes, through a gzip stream when they start
+/// with the gzip magic.
+fn parse_json(bytes: &[u8], path: &str) -> crate::Result<serde_json::Value> {
+    let parsed = if bytes.starts_with(&[0x1f, 0x8b]) {
+        serde_json::from_reader(std::io::BufReader::new(flate2::read::GzDecoder::new(bytes)))
+    } else {
+        serde_json::from_slice(bytes)
+    };
+    parsed.map_err(|e| crate::Error::metadata(path, format!("not valid JSON: {e}")))
 }
 
 #[cfg(test)]

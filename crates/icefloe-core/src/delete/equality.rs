@@ -99,6 +99,17 @@ pub async fn read_equality_deletes(
         let ty = types_by_id
             .get(id)
             .ok_or_else(|| err(format!("field id {id} is in no schema of the table")))?;
+        crate::validate::column_type::check_column(
+            &schema.fields()[idx],
+            *id,
+            ty,
+            None,
+            crate::validate::column_type::Rules {
+                format_version: 3,
+                has_int96: false,
+            },
+        )
+        .map_err(&err)?;
         if ty.is_nested() {
             return Err(crate::Error::Unsupported(format!(
                 "{shown}: equality delete on nested field {id}"
@@ -145,6 +156,29 @@ pub async fn read_equality_deletes(
         keys,
         bytes,
     })
+}
+
+/// The equality delete set of `delete_file`, from the table's cache or read (and cached).
+pub async fn load_equality_set(
+    table: &crate::table::Table,
+    delete_file: &DataFile,
+    types_by_id: &HashMap<i32, Type>,
+) -> crate::Result<Arc<EqualityDeleteSet>> {
+    let io = table.io();
+    // The keys are decoded to the table's current types of the delete columns.
+    let types: Vec<Option<&Type>> = delete_file
+        .equality_ids
+        .iter()
+        .map(|id| types_by_id.get(id))
+        .collect();
+    let key = format!(
+        "{}#{types:?}",
+        io.display(&io.resolve(&delete_file.file_path))
+    );
+    crate::cache::get_or_load(&table.caches().equality_deletes, key, async {
+        read_equality_deletes(io, delete_file, types_by_id).await
+    })
+    .await
 }
 
 /// Shared handle to a loaded set.

@@ -4,4 +4,5 @@ pub mod dv;
 pub mod equality;
 pub mod index;
 pub mod position;
+pub mod puffin;
 pub mod resolved;

@@ -11,6 +11,57 @@ use crate::io::TableIo;
 use crate::scan::arrow_schema::{field_id, DELETE_FILE_PATH_FIELD_ID, DELETE_POS_FIELD_ID};
 use crate::spec::DataFile;
 
+/// The indices of the `file_path` (string) and `pos` (long) columns of a position delete
+/// file: by their reserved field ids, or by name in a file without ids. Anything else is not
+/// a position delete file, whatever its manifest entry says.
+pub fn delete_columns(
+    schema: &arrow::datatypes::Schema,
+    shown: &str,
+) -> crate::Result<(usize, usize)> {
+    use arrow::datatypes::DataType;
+    let find = |id: i32, name: &str| {
+        schema
+            .fields()
+            .iter()
+            .position(|f| field_id(f) == Some(id) || (field_id(f).is_none() && f.name() == name))
+    };
+    let (Some(path_idx), Some(pos_idx)) = (
+        find(DELETE_FILE_PATH_FIELD_ID, "file_path"),
+        find(DELETE_POS_FIELD_ID, "pos"),
+    ) else {
+        return Err(crate::Error::delete_file(
+            shown,
+            "is not a position delete file: a position delete file must have the file_path and pos columns",
+        ));
+    };
+    let path_type = schema.field(path_idx).data_type();
+    if !matches!(
+        path_type,
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+    ) {
+        return Err(crate::Error::delete_file(
+            shown,
+            format!("file_path is {path_type}, not a string column"),
+        ));
+    }
+    let pos_type = schema.field(pos_idx).data_type();
+    if pos_type != &DataType::Int64 {
+        return Err(crate::Error::delete_file(
+            shown,
+            format!("pos is {pos_type}, not a long column"),
+        ));
+    }
+    Ok((path_idx, pos_idx))
+}
+
+/// Checks that a position delete file that applies to no data file of a scan is one: it
+/// opens and has the `file_path` and `pos` columns.
+pub async fn check_position_delete_file(io: &TableIo, delete_file: &DataFile) -> crate::Result<()> {
+    let shown = io.display(&io.resolve(&delete_file.file_path));
+    let builder = open_parquet(io, &delete_file.file_path, delete_file.file_size_in_bytes).await?;
+    delete_columns(builder.schema(), &shown).map(|_| ())
+}
+
 /// Adds to `out` the positions that `delete_file` deletes in the data file written at
 /// `data_path`. Errors: unreadable file, missing or mistyped `file_path`/`pos` columns.
 pub async fn read_position_deletes(
@@ -22,19 +73,7 @@ pub async fn read_position_deletes(
     let shown = io.display(&io.resolve(&delete_file.file_path));
     let err = |r: String| crate::Error::delete_file(&shown, r);
     let builder = open_parquet(io, &delete_file.file_path, delete_file.file_size_in_bytes).await?;
-    let schema = builder.schema().clone();
-    let find = |id: i32, name: &str| {
-        schema
-            .fields()
-            .iter()
-            .position(|f| field_id(f) == Some(id) || (field_id(f).is_none() && f.name() == name))
-    };
-    let (Some(path_idx), Some(pos_idx)) = (
-        find(DELETE_FILE_PATH_FIELD_ID, "file_path"),
-        find(DELETE_POS_FIELD_ID, "pos"),
-    ) else {
-        return Err(err("no file_path and pos columns".into()));
-    };
+    let (path_idx, pos_idx) = delete_columns(builder.schema(), &shown)?;
     let mask = ProjectionMask::roots(builder.parquet_schema(), [path_idx, pos_idx]);
     let mut stream = builder
         .with_projection(mask)

@@ -8,7 +8,9 @@ use roaring::RoaringTreemap;
 use crate::cache::get_or_load;
 use crate::delete::dv::decode_deletion_vector;
 use crate::delete::position::read_position_deletes;
+use crate::delete::puffin::{check_dv_listed, footer_payload_size, parse_footer};
 use crate::scan::plan::FileScanTask;
+use crate::spec::DataFile;
 use crate::table::Table;
 
 /// The positions deleted in the task's data file by its DV or position delete files, or `None`
@@ -41,10 +43,14 @@ pub async fn deleted_positions(
                     format!("negative blob range {offset}+{len}"),
                 ));
             }
+            check_footer(io, f, &shown).await?;
             let blob = io
                 .read_range(&f.file_path, offset as u64, len as u64)
                 .await?;
-            let bitmap = decode_deletion_vector(&blob, &shown)?;
+            let bitmap = crate::guard::catch(
+                || decode_deletion_vector(&blob, &shown),
+                |m| crate::Error::dv(&shown, format!("decoder panicked: {m}")),
+            )?;
             if bitmap.len() != f.record_count as u64 {
                 return Err(crate::Error::dv(
                     &shown,
@@ -93,4 +99,37 @@ fn check_in_range(bitmap: &RoaringTreemap, task: &FileScanTask, shown: &str) -> 
         }
     }
     Ok(())
+}
+
+/// Reads the Puffin footer of DV `f` and checks that it lists the blob the manifest points
+/// at, for the same data file and cardinality.
+async fn check_footer(io: &crate::io::TableIo, f: &DataFile, shown: &str) -> crate::Result<()> {
+    let size = u64::try_from(f.file_size_in_bytes).unwrap_or(0);
+    if size < 12 {
+        return Err(crate::Error::dv(
+            shown,
+            format!(
+                "file_size_in_bytes {} is too small for a Puffin file",
+                f.file_size_in_bytes
+            ),
+        ));
+    }
+    let tail = io.read_range(&f.file_path, size - 12, 12).await?;
+    let payload = footer_payload_size(&tail, size, shown)?;
+    let footer_len = payload + 16;
+    let footer = io
+        .read_range(&f.file_path, size - footer_len, footer_len)
+        .await?;
+    let blobs = crate::guard::catch(
+        || parse_footer(&footer, shown),
+        |m| crate::Error::dv(shown, format!("Puffin footer parser panicked: {m}")),
+    )?;
+    check_dv_listed(
+        &blobs,
+        f.content_offset.unwrap_or(-1),
+        f.content_size_in_bytes.unwrap_or(-1),
+        f.referenced_data_file.as_deref().unwrap_or_default(),
+        f.record_count,
+        shown,
+    )
 }

@@ -3,6 +3,7 @@
 pub mod locate;
 pub mod location;
 pub mod parquet;
+pub mod regular;
 pub mod store;
 
 pub use location::{classify, parse_location, LocationKind};

@@ -83,6 +83,7 @@ pub async fn open_parquet(
 ) -> crate::Result<ParquetRecordBatchStreamBuilder<StoreFileReader>> {
     let path = io.resolve(written);
     let shown = io.display(&path);
+    super::regular::ensure_regular(&path, &shown)?;
     let size = if size > 0 {
         size as u64
     } else {
@@ -96,7 +97,16 @@ pub async fn open_parquet(
         path,
         size,
     };
-    match ParquetRecordBatchStreamBuilder::new(reader).await {
+    let opened = match crate::guard::guarded(ParquetRecordBatchStreamBuilder::new(reader)).await {
+        Ok(r) => r,
+        Err(panic) => {
+            return Err(crate::Error::data_file(
+                &shown,
+                format!("Parquet footer reader panicked: {panic}"),
+            ))
+        }
+    };
+    match opened {
         Ok(b) => Ok(b),
         // Tell a missing file apart from a corrupt one.
         Err(e) if !io.exists(written).await? => Err(crate::Error::NotFound {

@@ -162,6 +162,7 @@ impl TableIo {
     /// Reads a whole file. Errors name the file; a missing file is `Error::NotFound`.
     pub async fn read(&self, written: &str) -> crate::Result<Bytes> {
         let p = self.resolve(written);
+        super::regular::ensure_regular(&p, &self.display(&p))?;
         let r = self
             .store
             .get(&p)
@@ -175,6 +176,7 @@ impl TableIo {
     /// Reads `len` bytes at `offset` of a file. Fails if the file is shorter.
     pub async fn read_range(&self, written: &str, offset: u64, len: u64) -> crate::Result<Bytes> {
         let p = self.resolve(written);
+        super::regular::ensure_regular(&p, &self.display(&p))?;
         let b = self
             .store
             .get_range(&p, offset..offset + len)

@@ -6,6 +6,7 @@ pub mod arrow_schema;
 pub mod lineage;
 pub mod metadata_columns;
 pub mod plan;
+pub mod preload;
 pub mod prune;
 pub mod read;
 
@@ -15,7 +16,7 @@ use std::sync::Arc;
 use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 use futures::stream::BoxStream;
-use futures::{FutureExt, StreamExt};
+use futures::StreamExt;
 use tokio::sync::mpsc;
 
 use crate::spec::name_mapping::NameMapping;
@@ -79,6 +80,14 @@ impl ScanBuilder {
     /// Resolves the snapshot and the projection. Errors: no such snapshot or ref, unknown column,
     /// invalid name mapping.
     pub fn build(self, table: &Table) -> crate::Result<Scan> {
+        if let Some(names) = &self.columns {
+            let mut seen = std::collections::HashSet::new();
+            if let Some(dup) = names.iter().find(|n| !seen.insert(n.as_str())) {
+                return Err(crate::Error::InvalidArgument(format!(
+                    "column {dup:?} is asked for twice; each column can be projected once"
+                )));
+            }
+        }
         let (snapshot, schema) = table.resolve(&self.selector)?;
         let (snapshot, schema) = (snapshot.cloned(), schema.clone());
         let fields: Vec<NestedField> = match &self.columns {
@@ -237,12 +246,7 @@ impl Scan {
                 };
                 // A panic while reading must not look like the end of the file (rows would be
                 // silently missing): it becomes this file's error.
-                if let Err(panic) = std::panic::AssertUnwindSafe(forward).catch_unwind().await {
-                    let what = panic
-                        .downcast_ref::<&str>()
-                        .map(|s| s.to_string())
-                        .or_else(|| panic.downcast_ref::<String>().cloned())
-                        .unwrap_or_else(|| "unknown panic".into());
+                if let Err(what) = crate::guard::guarded(forward).await {
                     let _ = tx
                         .send(Err(crate::Error::data_file(
                             &path,

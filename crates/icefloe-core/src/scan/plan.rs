@@ -15,6 +15,7 @@ use crate::spec::{
     PrimitiveType, Snapshot, Transform, Type,
 };
 use crate::table::Table;
+use crate::validate::manifest::{check_live_files, check_manifest, check_summary};
 
 /// How many manifests are fetched and decoded at once.
 const MANIFEST_CONCURRENCY: usize = 8;
@@ -116,7 +117,9 @@ pub async fn load_manifest(
     );
     get_or_load(&table.caches().manifests, key, async {
         let bytes = io.read(&mf.manifest_path).await?;
-        read_manifest(&bytes, &shown, mf, &types)
+        let entries = read_manifest(&bytes, &shown, mf, &types)?;
+        check_manifest(&entries, mf, table.metadata(), &shown)?;
+        Ok(entries)
     })
     .await
 }
@@ -143,6 +146,13 @@ pub async fn live_entries(table: &Table, snapshot: &Snapshot) -> crate::Result<V
 /// Errors: unreadable manifests, or a data file format this reader cannot read.
 pub async fn plan_files(table: &Table, snapshot: &Snapshot) -> crate::Result<Vec<FileScanTask>> {
     let entries = live_entries(table, snapshot).await?;
+    let list = snapshot
+        .manifest_list
+        .as_deref()
+        .unwrap_or("the snapshot's manifests");
+    let shown = table.io().display(&table.io().resolve(list));
+    check_live_files(&entries, &shown)?;
+    check_summary(snapshot, &entries, &shown)?;
     let mut data = Vec::new();
     let mut deletes = Vec::new();
     for e in entries {

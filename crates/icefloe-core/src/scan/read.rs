@@ -23,7 +23,7 @@ use super::metadata_columns;
 use super::plan::FileScanTask;
 use super::prune::{ColumnStats, Pruner};
 use crate::cache::get_or_load;
-use crate::delete::equality::{read_equality_deletes, EqualityDeleteSet};
+use crate::delete::equality::{load_equality_set, EqualityDeleteSet};
 use crate::delete::resolved::deleted_positions;
 use crate::io::parquet::{open_parquet, StoreFileReader};
 use crate::spec::name_mapping::{MappedField, NameMapping};
@@ -91,18 +91,7 @@ impl TaskReader {
         let deleted = deleted_positions(table, &task).await?;
         let mut equality = Vec::new();
         for d in &task.equality_deletes {
-            // The keys are decoded to the table's current types of the delete columns.
-            let types: Vec<Option<&Type>> = d
-                .file
-                .equality_ids
-                .iter()
-                .map(|id| ctx.types_by_id.get(id))
-                .collect();
-            let key = format!("{}#{types:?}", io.display(&io.resolve(&d.file.file_path)));
-            let set = get_or_load(&table.caches().equality_deletes, key, async {
-                read_equality_deletes(io, &d.file, &ctx.types_by_id).await
-            })
-            .await?;
+            let set = load_equality_set(table, &d.file, &ctx.types_by_id).await?;
             let converter = set.converter()?;
             equality.push((set, converter));
         }
@@ -176,6 +165,20 @@ impl TaskReader {
             .iter()
             .filter_map(|id| find_field(&file_fields, *id, mapping).map(|i| (*id, i)))
             .collect();
+        crate::validate::column_type::check_data_file(
+            builder.parquet_schema(),
+            &file_fields,
+            &roots,
+            |id| match id {
+                ROW_ID_FIELD_ID | LAST_UPDATED_SEQ_FIELD_ID => {
+                    Some(Type::Primitive(crate::spec::PrimitiveType::Long))
+                }
+                _ => ctx.types_by_id.get(&id).cloned(),
+            },
+            mapping,
+            table.metadata().format_version,
+            &path,
+        )?;
         roots.sort_by_key(|(_, i)| *i);
         let mut indices: Vec<usize> = roots.iter().map(|(_, i)| *i).collect();
         indices.dedup();

@@ -95,6 +95,19 @@ pub fn read_manifest(
     manifest: &ManifestFile,
     partition_types: &[PrimitiveType],
 ) -> crate::Result<Vec<ManifestEntry>> {
+    // A corrupt file can make the Avro decoder panic; that is this file's error.
+    crate::guard::catch(
+        || decode_manifest(bytes, path, manifest, partition_types),
+        |m| crate::Error::manifest(path, format!("Avro decoder panicked: {m}")),
+    )
+}
+
+fn decode_manifest(
+    bytes: &[u8],
+    path: &str,
+    manifest: &ManifestFile,
+    partition_types: &[PrimitiveType],
+) -> crate::Result<Vec<ManifestEntry>> {
     let err = |r: String| crate::Error::manifest(path, r);
     let reader = Reader::new(bytes).map_err(|e| err(format!("not an Avro file: {e}")))?;
     let mut out = Vec::new();
@@ -193,7 +206,11 @@ pub fn read_manifest(
         {
             if let Some(next) = next_row_id {
                 first_row_id = Some(next);
-                next_row_id = Some(next + record_count);
+                next_row_id = Some(
+                    crate::validate::non_negative(record_count, "record_count")
+                        .and_then(|()| crate::validate::add(next, record_count, "first_row_id"))
+                        .map_err(|r| err(format!("{file_path}: {r}")))?,
+                );
             }
         }
         if content != DataContent::Data {

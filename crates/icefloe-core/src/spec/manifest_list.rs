@@ -34,6 +34,14 @@ pub struct ManifestFile {
 
 /// Decodes a manifest list. `path` names the file for errors.
 pub fn read_manifest_list(bytes: &[u8], path: &str) -> crate::Result<Vec<ManifestFile>> {
+    // A corrupt file can make the Avro decoder panic; that is this file's error.
+    crate::guard::catch(
+        || decode_manifest_list(bytes, path),
+        |m| crate::Error::manifest(path, format!("Avro decoder panicked: {m}")),
+    )
+}
+
+fn decode_manifest_list(bytes: &[u8], path: &str) -> crate::Result<Vec<ManifestFile>> {
     let err = |r: String| crate::Error::manifest(path, r);
     let reader = Reader::new(bytes).map_err(|e| err(format!("not an Avro file: {e}")))?;
     let mut out = Vec::new();

@@ -65,6 +65,9 @@ impl TableMetadata {
             .trim_end_matches('/')
             .to_string();
 
+        if v.get("schemas").is_some_and(|s| !s.is_array()) {
+            return Err(err("schemas is not a list"));
+        }
         let mut schemas = match v.get("schemas").and_then(Json::as_array) {
             Some(a) => a
                 .iter()
@@ -77,9 +80,15 @@ impl TableMetadata {
             let s = v.get("schema").ok_or_else(|| err("no schemas"))?;
             schemas.push(Schema::from_json(s, path)?);
         }
-        let current_schema_id = i("current-schema-id")
-            .map(|x| x as i32)
-            .unwrap_or(schemas[0].schema_id);
+        let current_schema_id = match i("current-schema-id") {
+            Some(x) => i32::try_from(x).map_err(|_| err("current-schema-id is not an int"))?,
+            None if format_version >= 2 => {
+                return Err(err(
+                    "missing current-schema-id (required in format version 2 and 3)",
+                ))
+            }
+            None => schemas[0].schema_id,
+        };
 
         let mut partition_specs: Vec<PartitionSpec> = v
             .get("partition-specs")
@@ -101,16 +110,23 @@ impl TableMetadata {
             .map(|a| a.iter().map(SortOrder::from_json).collect())
             .unwrap_or_default();
 
-        let snapshots = v
-            .get("snapshots")
-            .and_then(Json::as_array)
-            .map(|a| a.iter().map(|s| Snapshot::from_json(s, path)).collect())
-            .transpose()?
-            .unwrap_or_default();
+        let snapshots = match v.get("snapshots") {
+            None | Some(Json::Null) => Vec::new(),
+            Some(Json::Array(a)) => a
+                .iter()
+                .map(|s| Snapshot::from_json(s, path))
+                .collect::<crate::Result<_>>()?,
+            Some(_) => return Err(err("snapshots is not a list")),
+        };
         // -1 is how writers spell "no current snapshot".
         let current_snapshot_id = i("current-snapshot-id").filter(|id| *id != -1);
 
         let mut refs = BTreeMap::new();
+        if v.get("refs")
+            .is_some_and(|r| !r.is_object() && !r.is_null())
+        {
+            return Err(err("refs is not an object"));
+        }
         if let Some(o) = v.get("refs").and_then(Json::as_object) {
             for (name, r) in o {
                 let snapshot_id = r
@@ -119,7 +135,12 @@ impl TableMetadata {
                     .ok_or_else(|| err(&format!("ref {name} without snapshot-id")))?;
                 let ref_type = match r.get("type").and_then(Json::as_str) {
                     Some("tag") => RefType::Tag,
-                    _ => RefType::Branch,
+                    Some("branch") => RefType::Branch,
+                    t => {
+                        return Err(err(&format!(
+                            "ref {name} has type {t:?}, not branch or tag"
+                        )))
+                    }
                 };
                 refs.insert(
                     name.clone(),
@@ -170,7 +191,7 @@ impl TableMetadata {
             })
             .unwrap_or_default();
 
-        Ok(TableMetadata {
+        let metadata = TableMetadata {
             format_version,
             table_uuid: v
                 .get("table-uuid")
@@ -201,7 +222,9 @@ impl TableMetadata {
             snapshot_log,
             metadata_log,
             next_row_id: i("next-row-id"),
-        })
+        };
+        crate::validate::metadata::check_metadata(&metadata, path)?;
+        Ok(metadata)
     }
 
     /// The schema with this id.

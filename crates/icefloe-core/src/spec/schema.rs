@@ -18,7 +18,12 @@ impl Schema {
     /// Parses a schema object. `path` names the metadata file for errors.
     pub fn from_json(v: &Json, path: &str) -> crate::Result<Schema> {
         Ok(Schema {
-            schema_id: v.get("schema-id").and_then(Json::as_i64).unwrap_or(0) as i32,
+            schema_id: match v.get("schema-id").and_then(Json::as_i64) {
+                None => 0,
+                Some(id) => i32::try_from(id).map_err(|_| {
+                    crate::Error::metadata(path, format!("schema-id {id} is not an int"))
+                })?,
+            },
             fields: StructType::from_json(v, path)?,
             identifier_field_ids: v
                 .get("identifier-field-ids")

@@ -65,7 +65,16 @@ impl Snapshot {
                         .collect()
                 })
                 .unwrap_or_default(),
-            schema_id: i("schema-id").map(|s| s as i32),
+            schema_id: i("schema-id")
+                .map(|s| {
+                    i32::try_from(s).map_err(|_| {
+                        crate::Error::metadata(
+                            path,
+                            format!("snapshot schema-id {s} is not an int"),
+                        )
+                    })
+                })
+                .transpose()?,
             first_row_id: i("first-row-id"),
             added_rows: i("added-rows"),
         })

@@ -1,0 +1,129 @@
+//! Table metadata rules (spec: "Table Metadata", "Snapshots", "Snapshot References",
+//! "Row Lineage"): every id the metadata refers to exists, sequence numbers and row ids are
+//! consistent and non-negative, and V3-only fields appear only in format version 3 tables.
+
+use std::collections::HashSet;
+
+use super::schema::check_schema;
+use super::{add, non_negative};
+use crate::spec::TableMetadata;
+
+/// Checks parsed metadata; `path` names the metadata file in the error.
+pub fn check_metadata(m: &TableMetadata, path: &str) -> crate::Result<()> {
+    check(m).map_err(|r| crate::Error::metadata(path, r))
+}
+
+fn check(m: &TableMetadata) -> Result<(), String> {
+    let fv = m.format_version;
+    non_negative(m.last_sequence_number, "last-sequence-number")?;
+    let mut schema_ids = HashSet::new();
+    for s in &m.schemas {
+        if !schema_ids.insert(s.schema_id) {
+            return Err(format!("schema id {} is used twice", s.schema_id));
+        }
+        check_schema(s, fv)?;
+    }
+    if m.schema(m.current_schema_id).is_none() {
+        return Err(format!(
+            "current-schema-id {} names no schema",
+            m.current_schema_id
+        ));
+    }
+    if m.partition_spec(m.default_spec_id).is_none() {
+        return Err(format!(
+            "default-spec-id {} names no partition spec",
+            m.default_spec_id
+        ));
+    }
+    if fv < 3 && m.next_row_id.is_some() {
+        return Err(format!(
+            "next-row-id (row lineage, a format version 3 feature) in a format version {fv} table"
+        ));
+    }
+    if let Some(n) = m.next_row_id {
+        non_negative(n, "next-row-id")?;
+    }
+
+    let mut snapshot_ids = HashSet::new();
+    for s in &m.snapshots {
+        let id = s.snapshot_id;
+        if !snapshot_ids.insert(id) {
+            return Err(format!("snapshot id {id} is used twice"));
+        }
+        non_negative(
+            s.sequence_number,
+            &format!("sequence-number of snapshot {id}"),
+        )?;
+        if s.sequence_number > m.last_sequence_number {
+            return Err(format!(
+                "snapshot {id} has sequence-number {} above last-sequence-number {}",
+                s.sequence_number, m.last_sequence_number
+            ));
+        }
+        if fv >= 2 && s.manifest_list.is_none() {
+            return Err(format!(
+                "snapshot {id} has no manifest-list (required in format version {fv})"
+            ));
+        }
+        if s.manifest_list.is_none() && s.manifests.is_empty() {
+            return Err(format!(
+                "snapshot {id} has neither manifest-list nor manifests"
+            ));
+        }
+        if let Some(sid) = s.schema_id {
+            if m.schema(sid).is_none() {
+                return Err(format!(
+                    "snapshot {id} has schema-id {sid}, which names no schema"
+                ));
+            }
+        }
+        if fv < 3 && (s.first_row_id.is_some() || s.added_rows.is_some()) {
+            return Err(format!(
+                "snapshot {id} has first-row-id/added-rows (row lineage, a format version 3 feature) in a format version {fv} table"
+            ));
+        }
+        if let Some(first) = s.first_row_id {
+            non_negative(first, &format!("first-row-id of snapshot {id}"))?;
+            let added = s.added_rows.unwrap_or(0);
+            non_negative(added, &format!("added-rows of snapshot {id}"))?;
+            let end = add(
+                first,
+                added,
+                &format!("first-row-id + added-rows of snapshot {id}"),
+            )?;
+            if let Some(next) = m.next_row_id {
+                if end > next {
+                    return Err(format!(
+                        "snapshot {id} assigns row ids up to {end}, beyond next-row-id {next}"
+                    ));
+                }
+            }
+        }
+    }
+
+    if let Some(id) = m.current_snapshot_id {
+        if m.snapshot(id).is_none() {
+            return Err(format!("current-snapshot-id {id} names no snapshot"));
+        }
+    }
+    for (name, r) in &m.refs {
+        if m.snapshot(r.snapshot_id).is_none() {
+            return Err(format!(
+                "ref {name:?} points at snapshot {}, which is not in the snapshot list",
+                r.snapshot_id
+            ));
+        }
+    }
+    if let Some(main) = m.refs.get("main") {
+        if m.current_snapshot_id != Some(main.snapshot_id) {
+            return Err(format!(
+                "refs.main points at snapshot {} but current-snapshot-id is {}",
+                main.snapshot_id,
+                m.current_snapshot_id
+                    .map(|i| i.to_string())
+                    .unwrap_or_else(|| "-1 (none)".into())
+            ));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,38 @@
+//! Strict checks of everything read from a table: every rule of the spec a file can break is
+//! an error naming the file and the rule, so a damaged table is refused instead of read as
+//! plausible wrong rows. The parsers in `spec` decode; the checks here decide what is valid.
+
+pub mod column_type;
+pub mod manifest;
+pub mod metadata;
+pub mod schema;
+
+/// Field ids above this are reserved for metadata columns (spec: "Reserved Field IDs").
+pub const MAX_USER_FIELD_ID: i32 = i32::MAX - 200;
+
+/// Column names a table may not use at the top level: the metadata columns a reader adds
+/// (`_row_id`, `_pos`, ...) would be ambiguous with them.
+pub const RESERVED_COLUMN_NAMES: &[&str] = &[
+    "_file",
+    "_pos",
+    "_deleted",
+    "_spec_id",
+    "_partition",
+    "_row_id",
+    "_last_updated_sequence_number",
+];
+
+/// `a + b` for numbers read from a file; an overflow is an error naming `what`.
+pub fn add(a: i64, b: i64, what: &str) -> Result<i64, String> {
+    a.checked_add(b)
+        .ok_or_else(|| format!("{what} overflows a long ({a} + {b})"))
+}
+
+/// A count or sequence number read from a file must not be negative.
+pub fn non_negative(v: i64, what: &str) -> Result<(), String> {
+    if v < 0 {
+        Err(format!("{what} is negative ({v})"))
+    } else {
+        Ok(())
+    }
+}

@@ -1,0 +1,1012 @@
+//! Seeded mutation fuzzing of every parser of table files (issue 8, item 5), on stable Rust:
+//! table metadata JSON, manifest lists and manifests (Avro), Puffin footers and deletion
+//! vector blobs, name mappings; and whole tables, where a mutated file must either fail the
+//! scan or leave its rows unchanged.
+//!
+//! Seeds are the fixture tables' files. Each input is mutated by format-aware edits (a JSON
+//! node, an Avro value) or raw byte edits. Findings: a panic, an allocation above
+//! [`ALLOC_BOUND`], a hang (no progress for [`HANG_SECONDS`]), or a scan that succeeds with
+//! rows that differ from the unmutated table's.
+//!
+//! `cargo test` runs a few hundred inputs per target (seconds). `scripts/fuzz` runs the same
+//! loop for minutes: `ICEFLOE_FUZZ_SECONDS` bounds each target's time, `ICEFLOE_FUZZ_SEED`
+//! picks the seed, `ICEFLOE_BIN` adds runs of `icefloe cat --output` that must never leave a
+//! partial file.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use apache_avro::types::Value as Avro;
+use futures::TryStreamExt;
+use icefloe_core::cache::Caches;
+use icefloe_core::delete::dv::decode_deletion_vector;
+use icefloe_core::delete::puffin::{footer_payload_size, parse_footer};
+use icefloe_core::spec::manifest::read_manifest;
+use icefloe_core::spec::manifest_list::read_manifest_list;
+use icefloe_core::spec::name_mapping::{lookup, NameMapping};
+use icefloe_core::spec::{ManifestFile, PrimitiveType, TableMetadata, Type};
+use icefloe_core::validate::manifest::{check_manifest, check_manifest_list};
+use icefloe_core::{Scan, Table};
+use icefloe_testkit::{copy_table, fixtures_dir};
+use serde_json::Value as Json;
+
+/// No input may make the process hold more than this many bytes beyond what it held before.
+const ALLOC_BOUND: usize = 512 << 20;
+/// A single allocation above this is refused outright (the process aborts: a finding).
+const HARD_LIMIT: usize = 2 << 30;
+/// No progress for this long is a hang.
+const HANG_SECONDS: u64 = 60;
+
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        if l.size() > HARD_LIMIT {
+            return std::ptr::null_mut();
+        }
+        let p = unsafe { System.alloc(l) };
+        if !p.is_null() {
+            let now = LIVE.fetch_add(l.size(), Ordering::Relaxed) + l.size();
+            PEAK.fetch_max(now, Ordering::Relaxed);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        unsafe { System.dealloc(p, l) };
+        LIVE.fetch_sub(l.size(), Ordering::Relaxed);
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
+        if new > HARD_LIMIT {
+            return std::ptr::null_mut();
+        }
+        let q = unsafe { System.realloc(p, l, new) };
+        if !q.is_null() {
+            if new >= l.size() {
+                let now = LIVE.fetch_add(new - l.size(), Ordering::Relaxed) + new - l.size();
+                PEAK.fetch_max(now, Ordering::Relaxed);
+            } else {
+                LIVE.fetch_sub(l.size() - new, Ordering::Relaxed);
+            }
+        }
+        q
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// splitmix64: small, seeded, reproducible.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        if n == 0 {
+            0
+        } else {
+            (self.next() % n as u64) as usize
+        }
+    }
+    fn chance(&mut self, one_in: usize) -> bool {
+        self.below(one_in) == 0
+    }
+}
+
+const INTERESTING: [i64; 14] = [
+    -1,
+    0,
+    1,
+    2,
+    -2,
+    127,
+    128,
+    255,
+    i32::MAX as i64,
+    i32::MAX as i64 + 1,
+    i32::MIN as i64,
+    i64::MAX,
+    i64::MIN,
+    1 << 53,
+];
+
+/// Raw byte edits.
+fn mutate_bytes(rng: &mut Rng, data: &mut Vec<u8>) -> String {
+    if data.is_empty() {
+        data.push(rng.next() as u8);
+        return "insert into empty".into();
+    }
+    let at = rng.below(data.len());
+    match rng.below(9) {
+        0 => {
+            data[at] ^= 1 << rng.below(8);
+            format!("flip bit at {at}")
+        }
+        1 => {
+            data[at] = rng.next() as u8;
+            format!("random byte at {at}")
+        }
+        2 => {
+            data[at] = [0u8, 0xff, 0x7f, 0x80, 0x01][rng.below(5)];
+            format!("interesting byte at {at}")
+        }
+        3 => {
+            let n = 1 + rng.below(16);
+            let ins: Vec<u8> = (0..n).map(|_| rng.next() as u8).collect();
+            data.splice(at..at, ins);
+            format!("insert {n} bytes at {at}")
+        }
+        4 => {
+            let n = 1 + rng.below(16.min(data.len() - at));
+            data.drain(at..at + n);
+            format!("delete {n} bytes at {at}")
+        }
+        5 => {
+            let n = 1 + rng.below(32.min(data.len() - at));
+            let copy = data[at..at + n].to_vec();
+            let to = rng.below(data.len());
+            data.splice(to..to, copy);
+            format!("duplicate {n} bytes from {at} to {to}")
+        }
+        6 => {
+            data.truncate(at);
+            format!("truncate to {at}")
+        }
+        7 => {
+            let v = INTERESTING[rng.below(INTERESTING.len())];
+            let b = if rng.chance(2) {
+                v.to_le_bytes()
+            } else {
+                v.to_be_bytes()
+            };
+            let n = [4usize, 8][rng.below(2)];
+            let end = (at + n).min(data.len());
+            data[at..end].copy_from_slice(&b[..end - at]);
+            format!("write {v} ({n} bytes) at {at}")
+        }
+        _ => {
+            for _ in 0..1 + rng.below(8) {
+                let i = rng.below(data.len());
+                data[i] = rng.next() as u8;
+            }
+            "scatter random bytes".into()
+        }
+    }
+}
+
+/// Visits leaf `k` of a JSON tree (every node counts) with `f`.
+fn json_node<'a>(v: &'a mut Json, k: &mut usize) -> Option<&'a mut Json> {
+    if *k == 0 {
+        return Some(v);
+    }
+    *k -= 1;
+    match v {
+        Json::Array(a) => a.iter_mut().find_map(|c| json_node(c, k)),
+        Json::Object(o) => o.values_mut().find_map(|c| json_node(c, k)),
+        _ => None,
+    }
+}
+
+fn json_count(v: &Json) -> usize {
+    1 + match v {
+        Json::Array(a) => a.iter().map(json_count).sum(),
+        Json::Object(o) => o.values().map(json_count).sum(),
+        _ => 0,
+    }
+}
+
+fn mutate_json(rng: &mut Rng, data: &mut Vec<u8>) -> String {
+    let Ok(mut v) = serde_json::from_slice::<Json>(data) else {
+        return mutate_bytes(rng, data);
+    };
+    let mut k = rng.below(json_count(&v));
+    let at = k;
+    let node = json_node(&mut v, &mut k).expect("node in range");
+    let what = match node {
+        Json::Number(_) => {
+            let n = INTERESTING[rng.below(INTERESTING.len())];
+            *node = if rng.chance(8) {
+                Json::from(1e300)
+            } else {
+                Json::from(n)
+            };
+            format!("number -> {node}")
+        }
+        Json::String(s) => {
+            if s.is_empty() || rng.chance(4) {
+                *s = ["", "long", "int", "string", "x", "main", "boolean", "date"][rng.below(8)]
+                    .to_string();
+            } else {
+                let mut b = s.clone().into_bytes();
+                let i = rng.below(b.len());
+                b[i] = b[i].wrapping_add(1 + rng.below(3) as u8);
+                *s = String::from_utf8_lossy(&b).into_owned();
+            }
+            format!("string -> {node}")
+        }
+        Json::Bool(b) => {
+            *b = !*b;
+            "flip bool".into()
+        }
+        Json::Null => {
+            *node = Json::from(0);
+            "null -> 0".into()
+        }
+        Json::Array(a) => match rng.below(3) {
+            0 if !a.is_empty() => {
+                let i = rng.below(a.len());
+                a.remove(i);
+                format!("remove array element {i}")
+            }
+            1 if !a.is_empty() => {
+                let i = rng.below(a.len());
+                let c = a[i].clone();
+                a.push(c);
+                format!("duplicate array element {i}")
+            }
+            _ => {
+                *node = Json::Object(Default::default());
+                "array -> {}".into()
+            }
+        },
+        Json::Object(o) => {
+            let keys: Vec<String> = o.keys().cloned().collect();
+            if keys.is_empty() || rng.chance(5) {
+                *node = Json::Array(Vec::new());
+                "object -> []".into()
+            } else {
+                let key = &keys[rng.below(keys.len())];
+                o.remove(key);
+                format!("remove key {key:?}")
+            }
+        }
+    };
+    *data = serde_json::to_vec(&v).expect("serializable");
+    format!("json node {at}: {what}")
+}
+
+fn is_container(v: &Avro) -> bool {
+    match v {
+        Avro::Record(_) | Avro::Array(_) | Avro::Map(_) => true,
+        Avro::Union(_, inner) => matches!(**inner, Avro::Record(_) | Avro::Array(_)),
+        _ => false,
+    }
+}
+
+fn avro_leaf<'a>(v: &'a mut Avro, k: &mut usize) -> Option<&'a mut Avro> {
+    if !is_container(v) {
+        if *k == 0 {
+            return Some(v);
+        }
+        *k -= 1;
+        return None;
+    }
+    match v {
+        Avro::Record(fields) => fields.iter_mut().find_map(|(_, c)| avro_leaf(c, k)),
+        Avro::Array(items) => items.iter_mut().find_map(|c| avro_leaf(c, k)),
+        Avro::Map(m) => m.values_mut().find_map(|c| avro_leaf(c, k)),
+        Avro::Union(_, inner) => avro_leaf(inner, k),
+        _ => None,
+    }
+}
+
+fn avro_count(v: &Avro) -> usize {
+    match v {
+        Avro::Record(fields) => fields.iter().map(|(_, c)| avro_count(c)).sum(),
+        Avro::Array(items) => items.iter().map(avro_count).sum(),
+        Avro::Map(m) => m.values().map(avro_count).sum(),
+        Avro::Union(_, inner) if matches!(**inner, Avro::Record(_) | Avro::Array(_)) => {
+            avro_count(inner)
+        }
+        _ => 1,
+    }
+}
+
+fn mutate_avro_value(rng: &mut Rng, v: &mut Avro) -> String {
+    match v {
+        Avro::Int(i) => {
+            *i = INTERESTING[rng.below(INTERESTING.len())] as i32;
+            format!("int -> {i}")
+        }
+        Avro::Long(l) => {
+            *l = if rng.chance(2) {
+                INTERESTING[rng.below(INTERESTING.len())]
+            } else {
+                l.wrapping_add(rng.below(5) as i64 - 2)
+            };
+            format!("long -> {l}")
+        }
+        Avro::String(s) | Avro::Enum(_, s) => {
+            if s.is_empty() || rng.chance(3) {
+                *s = ["", "PUFFIN", "PARQUET", "x", "/tmp/x.parquet"][rng.below(5)].to_string();
+            } else {
+                let mut b = s.clone().into_bytes();
+                let i = rng.below(b.len());
+                b[i] = b[i].wrapping_add(1);
+                *s = String::from_utf8_lossy(&b).into_owned();
+            }
+            format!("string -> {s:?}")
+        }
+        Avro::Bytes(b) | Avro::Fixed(_, b) => {
+            if b.is_empty() {
+                "empty bytes".into()
+            } else {
+                let i = rng.below(b.len());
+                b[i] ^= 1 << rng.below(8);
+                format!("flip bit in bytes at {i}")
+            }
+        }
+        Avro::Boolean(b) => {
+            *b = !*b;
+            "flip bool".into()
+        }
+        Avro::Union(i, inner) => {
+            if *i == 0 {
+                "null union".into()
+            } else if rng.chance(2) {
+                *i = 0;
+                **inner = Avro::Null;
+                "union -> null".into()
+            } else {
+                mutate_avro_value(rng, inner)
+            }
+        }
+        other => format!("unchanged {other:?}"),
+    }
+}
+
+/// Decodes an Avro file, edits one value, and writes it back with the same schema and
+/// metadata; falls back to byte edits when the file does not decode.
+fn mutate_avro(rng: &mut Rng, data: &mut Vec<u8>) -> String {
+    let decoded = (|| {
+        let reader = apache_avro::Reader::new(&data[..]).ok()?;
+        let schema = reader.writer_schema().clone();
+        let meta = reader.user_metadata().clone();
+        let values: Vec<Avro> = reader.collect::<Result<_, _>>().ok()?;
+        Some((schema, meta, values))
+    })();
+    let Some((schema, meta, mut values)) = decoded else {
+        return mutate_bytes(rng, data);
+    };
+    if values.is_empty() {
+        return mutate_bytes(rng, data);
+    }
+    let r = rng.below(values.len());
+    let what = match rng.below(6) {
+        0 if values.len() > 1 => {
+            values.remove(r);
+            format!("remove record {r}")
+        }
+        1 => {
+            let c = values[r].clone();
+            values.push(c);
+            format!("duplicate record {r}")
+        }
+        _ => {
+            let mut k = rng.below(avro_count(&values[r]));
+            match avro_leaf(&mut values[r], &mut k) {
+                Some(leaf) => format!("record {r}: {}", mutate_avro_value(rng, leaf)),
+                None => "no leaf".into(),
+            }
+        }
+    };
+    let mut w = apache_avro::Writer::new(&schema, Vec::new());
+    for (k, v) in meta {
+        if w.add_user_metadata(k, v).is_err() {
+            return mutate_bytes(rng, data);
+        }
+    }
+    for v in values {
+        if w.append(v).is_err() {
+            return mutate_bytes(rng, data);
+        }
+    }
+    match w.into_inner() {
+        Ok(b) => {
+            *data = b;
+            format!("avro {what}")
+        }
+        Err(_) => mutate_bytes(rng, data),
+    }
+}
+
+/// How long / how many inputs each target gets.
+#[derive(Clone, Copy)]
+struct Budget {
+    seconds: Option<u64>,
+    iterations: usize,
+}
+
+impl Budget {
+    fn from_env(default_iterations: usize) -> Budget {
+        Budget {
+            seconds: std::env::var("ICEFLOE_FUZZ_SECONDS")
+                .ok()
+                .and_then(|s| s.parse().ok()),
+            iterations: default_iterations,
+        }
+    }
+    fn go(&self, start: Instant, done: usize) -> bool {
+        match self.seconds {
+            Some(s) => start.elapsed() < Duration::from_secs(s),
+            None => done < self.iterations,
+        }
+    }
+}
+
+fn seed() -> u64 {
+    std::env::var("ICEFLOE_FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x1CEF_10E)
+}
+
+static PROGRESS: AtomicU64 = AtomicU64::new(0);
+
+/// Aborts the process if no input finishes for [`HANG_SECONDS`]: a hang is a finding.
+fn watchdog() {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
+        std::thread::spawn(|| {
+            let mut last = u64::MAX;
+            loop {
+                std::thread::sleep(Duration::from_secs(HANG_SECONDS));
+                let now = PROGRESS.load(Ordering::Relaxed);
+                if now == last {
+                    eprintln!("FUZZ FINDING: hang, no input finished in {HANG_SECONDS} s");
+                    std::process::abort();
+                }
+                last = now;
+            }
+        });
+    });
+}
+
+/// Outcome counts of one target.
+#[derive(Default, Debug)]
+struct Tally {
+    inputs: usize,
+    errors: usize,
+    accepted: usize,
+    findings: Vec<String>,
+}
+
+impl Tally {
+    fn report(&self, target: &str) {
+        eprintln!(
+            "fuzz {target}: {} inputs, {} rejected with an error, {} accepted, {} findings",
+            self.inputs,
+            self.errors,
+            self.accepted,
+            self.findings.len()
+        );
+        for f in self.findings.iter().take(20) {
+            eprintln!("  FUZZ FINDING [{target}]: {f}");
+        }
+    }
+}
+
+/// Runs `parse` over mutations of `seeds` within `budget`; panics and over-allocation are
+/// findings.
+fn run_parser(
+    target: &str,
+    seeds: &[Vec<u8>],
+    mutate: fn(&mut Rng, &mut Vec<u8>) -> String,
+    budget: Budget,
+    parse: impl Fn(usize, &[u8]) -> Result<(), String>,
+) -> Tally {
+    watchdog();
+    assert!(!seeds.is_empty(), "{target}: no seeds");
+    let mut rng = Rng(seed() ^ target.len() as u64 ^ (target.as_bytes()[0] as u64) << 32);
+    let mut t = Tally::default();
+    let start = Instant::now();
+    while budget.go(start, t.inputs) {
+        let s = rng.below(seeds.len());
+        let mut input = seeds[s].clone();
+        let mut what = Vec::new();
+        for _ in 0..1 + rng.below(3) {
+            what.push(mutate(&mut rng, &mut input));
+        }
+        if std::env::var_os("ICEFLOE_FUZZ_VERBOSE").is_some() {
+            eprintln!("{target} input {}: seed {s}: {}", t.inputs, what.join(", "));
+        }
+        let base = LIVE.load(Ordering::Relaxed);
+        PEAK.store(base, Ordering::Relaxed);
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| parse(s, &input)));
+        let peak = PEAK.load(Ordering::Relaxed).saturating_sub(base);
+        t.inputs += 1;
+        PROGRESS.fetch_add(1, Ordering::Relaxed);
+        match outcome {
+            Ok(Ok(())) => t.accepted += 1,
+            Ok(Err(_)) => t.errors += 1,
+            Err(p) => t.findings.push(format!(
+                "panic {:?} on seed {s} after {}",
+                p.downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())),
+                what.join(", ")
+            )),
+        }
+        if peak > ALLOC_BOUND {
+            t.findings.push(format!(
+                "allocated {peak} bytes on seed {s} after {}",
+                what.join(", ")
+            ));
+        }
+    }
+    t.report(target);
+    t
+}
+
+fn warehouse() -> PathBuf {
+    fixtures_dir().join("warehouse/db")
+}
+
+fn table_dirs() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(warehouse())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    v.sort();
+    v
+}
+
+fn files(pred: impl Fn(&str) -> bool) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    for t in table_dirs() {
+        for sub in ["metadata", "data"] {
+            let Ok(rd) = std::fs::read_dir(t.join(sub)) else {
+                continue;
+            };
+            let mut names: Vec<PathBuf> = rd.map(|e| e.unwrap().path()).collect();
+            names.sort();
+            for p in names {
+                if p.is_file() && pred(p.file_name().unwrap().to_str().unwrap()) {
+                    out.push(std::fs::read(&p).unwrap());
+                }
+            }
+        }
+    }
+    out
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn fuzz_table_metadata_json() {
+    let seeds = files(|n| n.ends_with(".metadata.json"));
+    let t = run_parser(
+        "metadata-json",
+        &seeds,
+        |rng, d| {
+            if rng.chance(2) {
+                mutate_json(rng, d)
+            } else {
+                mutate_bytes(rng, d)
+            }
+        },
+        Budget::from_env(1500),
+        |_, b| {
+            TableMetadata::from_json_bytes(b, "fuzz.metadata.json")
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        },
+    );
+    assert!(t.findings.is_empty(), "{:?}", t.findings);
+}
+
+fn either_avro(rng: &mut Rng, d: &mut Vec<u8>) -> String {
+    if rng.chance(3) {
+        mutate_bytes(rng, d)
+    } else {
+        mutate_avro(rng, d)
+    }
+}
+
+#[test]
+fn fuzz_manifest_list_avro() {
+    let seeds = files(|n| n.starts_with("snap-") && n.ends_with(".avro"));
+    let snapshot: icefloe_core::spec::Snapshot = {
+        let j =
+            serde_json::json!({"snapshot-id": 1, "sequence-number": 1000, "manifest-list": "x"});
+        icefloe_core::spec::Snapshot::from_json(&j, "x").unwrap()
+    };
+    let t = run_parser(
+        "manifest-list-avro",
+        &seeds,
+        either_avro,
+        Budget::from_env(600),
+        |_, b| {
+            let list = read_manifest_list(b, "snap-fuzz.avro").map_err(|e| e.to_string())?;
+            check_manifest_list(&list, &snapshot, 3, "snap-fuzz.avro").map_err(|e| e.to_string())
+        },
+    );
+    assert!(t.findings.is_empty(), "{:?}", t.findings);
+}
+
+/// Every manifest of the fixture tables with the context it is read in.
+fn manifest_seeds() -> Vec<(
+    Vec<u8>,
+    ManifestFile,
+    Vec<PrimitiveType>,
+    Arc<TableMetadata>,
+)> {
+    rt().block_on(async {
+        let mut out = Vec::new();
+        for dir in table_dirs() {
+            let table = Table::open(dir.to_str().unwrap()).await.unwrap();
+            let Some(snap) = table.metadata().current_snapshot().cloned() else {
+                continue;
+            };
+            for mf in table.manifest_list(&snap).await.unwrap().iter() {
+                let spec = table
+                    .metadata()
+                    .partition_spec(mf.partition_spec_id)
+                    .unwrap();
+                let types = icefloe_core::scan::plan::partition_types(&table, spec);
+                let io = table.io();
+                let bytes = io.read(&mf.manifest_path).await.unwrap().to_vec();
+                out.push((bytes, mf.clone(), types, table.metadata_arc()));
+            }
+        }
+        out
+    })
+}
+
+#[test]
+fn fuzz_manifest_avro() {
+    let ctx = manifest_seeds();
+    let seeds: Vec<Vec<u8>> = ctx.iter().map(|c| c.0.clone()).collect();
+    let t = run_parser(
+        "manifest-avro",
+        &seeds,
+        either_avro,
+        Budget::from_env(600),
+        |s, b| {
+            let (_, mf, types, m) = &ctx[s];
+            let entries = read_manifest(b, "fuzz-m0.avro", mf, types).map_err(|e| e.to_string())?;
+            check_manifest(&entries, mf, m, "fuzz-m0.avro").map_err(|e| e.to_string())
+        },
+    );
+    assert!(t.findings.is_empty(), "{:?}", t.findings);
+}
+
+/// Every Puffin file and every deletion vector blob of the fixture tables.
+fn puffin_seeds() -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
+    let files = files(|n| n.ends_with(".puffin"));
+    let mut blobs = Vec::new();
+    for f in &files {
+        let size = f.len() as u64;
+        let payload = footer_payload_size(f, size, "seed").unwrap();
+        let footer = &f[f.len() - payload as usize - 16..];
+        for b in parse_footer(footer, "seed").unwrap() {
+            blobs.push(f[b.offset as usize..(b.offset + b.length) as usize].to_vec());
+        }
+    }
+    (files, blobs)
+}
+
+#[test]
+fn fuzz_puffin_footer() {
+    let (files, _) = puffin_seeds();
+    let t = run_parser(
+        "puffin-footer",
+        &files,
+        |rng, d| {
+            // Most edits near the end, where the footer is.
+            if d.len() > 64 && rng.chance(2) {
+                let keep = d.len() - 64.min(d.len());
+                let mut tail = d.split_off(keep);
+                let what = mutate_bytes(rng, &mut tail);
+                d.extend(tail);
+                format!("tail: {what}")
+            } else {
+                mutate_bytes(rng, d)
+            }
+        },
+        Budget::from_env(1500),
+        |_, b| {
+            let size =
+                footer_payload_size(b, b.len() as u64, "fuzz.puffin").map_err(|e| e.to_string())?;
+            let footer = &b[b.len() - size as usize - 16..];
+            parse_footer(footer, "fuzz.puffin")
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        },
+    );
+    assert!(t.findings.is_empty(), "{:?}", t.findings);
+}
+
+#[test]
+fn fuzz_deletion_vector_blob() {
+    let (_, blobs) = puffin_seeds();
+    let t = run_parser(
+        "dv-blob",
+        &blobs,
+        mutate_bytes,
+        Budget::from_env(3000),
+        |_, b| {
+            decode_deletion_vector(b, "fuzz.puffin")
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        },
+    );
+    assert!(t.findings.is_empty(), "{:?}", t.findings);
+}
+
+/// A name mapping for each schema of the fixture tables (the JSON Iceberg writes).
+fn name_mapping_seeds() -> Vec<Vec<u8>> {
+    fn fields(t: &Type) -> Json {
+        match t {
+            Type::Struct(s) => Json::Array(
+                s.fields
+                    .iter()
+                    .map(|f| {
+                        let mut o = serde_json::json!({"field-id": f.id, "names": [f.name]});
+                        if f.field_type.is_nested() {
+                            o["fields"] = fields(&f.field_type);
+                        }
+                        o
+                    })
+                    .collect(),
+            ),
+            Type::List(l) => {
+                serde_json::json!([{"field-id": l.element_id, "names": ["element"], "fields": fields(&l.element)}])
+            }
+            Type::Map(m) => serde_json::json!([
+                {"field-id": m.key_id, "names": ["key"], "fields": fields(&m.key)},
+                {"field-id": m.value_id, "names": ["value"], "fields": fields(&m.value)}
+            ]),
+            Type::Primitive(_) => Json::Array(Vec::new()),
+        }
+    }
+    let mut out = Vec::new();
+    for b in files(|n| n.ends_with(".metadata.json")).iter().take(40) {
+        let m = TableMetadata::from_json_bytes(b, "seed").unwrap();
+        for s in &m.schemas {
+            out.push(serde_json::to_vec(&fields(&Type::Struct(s.fields.clone()))).unwrap());
+        }
+    }
+    out
+}
+
+#[test]
+fn fuzz_name_mapping() {
+    let seeds = name_mapping_seeds();
+    let t = run_parser(
+        "name-mapping",
+        &seeds,
+        |rng, d| {
+            if rng.chance(3) {
+                mutate_bytes(rng, d)
+            } else {
+                mutate_json(rng, d)
+            }
+        },
+        Budget::from_env(1500),
+        |_, b| {
+            let text = std::str::from_utf8(b).map_err(|e| e.to_string())?;
+            let m = NameMapping::parse(text)?;
+            for f in &m.fields {
+                for n in &f.names {
+                    lookup(&m.fields, n);
+                }
+            }
+            Ok(())
+        },
+    );
+    assert!(t.findings.is_empty(), "{:?}", t.findings);
+}
+
+/// A table's rows as positional value lists (column names may legitimately change), sorted.
+async fn table_rows(dir: &Path) -> icefloe_core::Result<Vec<String>> {
+    use icefloe_core::encode::JsonLinesWriter;
+    let caches = Arc::new(Caches::new(32 << 20));
+    let table = Table::open_with(dir.to_str().unwrap(), caches).await?;
+    let scan = Scan::builder().lineage(true).build(&table)?;
+    let tasks = scan.plan_files().await?;
+    scan.load_deletes(&tasks).await?;
+    let batches: Vec<_> = scan.read_tasks(tasks).try_collect().await?;
+    let mut w = JsonLinesWriter::new(Vec::new());
+    for b in &batches {
+        w.write_batch(b)?;
+    }
+    let text = String::from_utf8(w.finish()?).expect("utf-8");
+    let mut rows: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let v: serde_json::Map<String, Json> = serde_json::from_str(l).unwrap();
+            Json::Array(v.into_iter().map(|(_, x)| x).collect()).to_string()
+        })
+        .collect();
+    rows.sort();
+    Ok(rows)
+}
+
+/// The files of a table copy a mutation may hit, with the mutator that fits each.
+fn table_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for sub in ["metadata", "data"] {
+        let mut names: Vec<PathBuf> = std::fs::read_dir(dir.join(sub))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.is_file())
+            .collect();
+        names.sort();
+        out.extend(names);
+    }
+    let hint = std::fs::read_to_string(dir.join("metadata/version-hint.text")).unwrap();
+    let current = format!("v{}.metadata.json", hint.trim());
+    // Only the current metadata file is read.
+    out.retain(|p| {
+        let n = p.file_name().unwrap().to_str().unwrap();
+        !n.ends_with(".metadata.json") || n == current
+    });
+    out.retain(|p| !p.ends_with("version-hint.text"));
+    out
+}
+
+fn mutator_for(p: &Path) -> fn(&mut Rng, &mut Vec<u8>) -> String {
+    let n = p.to_str().unwrap();
+    if n.ends_with(".json") {
+        |rng, d| {
+            if rng.chance(4) {
+                mutate_bytes(rng, d)
+            } else {
+                mutate_json(rng, d)
+            }
+        }
+    } else if n.ends_with(".avro") {
+        either_avro
+    } else {
+        mutate_bytes
+    }
+}
+
+#[test]
+fn fuzz_whole_tables() {
+    watchdog();
+    let budget = Budget::from_env(150);
+    let bin = std::env::var("ICEFLOE_BIN").ok();
+    let rt = rt();
+    let names = [
+        "v3_basic",
+        "equality_deletes_v2",
+        "v2_upgraded",
+        "v3_types",
+        "partitioned",
+        "v3_defaults",
+    ];
+    let copies: Vec<_> = names
+        .iter()
+        .map(|n| copy_table(&warehouse().join(n)))
+        .collect();
+    let baselines: Vec<Vec<String>> = copies
+        .iter()
+        .map(|c| rt.block_on(table_rows(c.path())).unwrap())
+        .collect();
+    let mut rng = Rng(seed() ^ 0xE2E);
+    let mut t = Tally::default();
+    let mut cli_runs = 0;
+    let start = Instant::now();
+    while budget.go(start, t.inputs) {
+        let k = rng.below(copies.len());
+        let dir = copies[k].path();
+        let candidates = table_files(dir);
+        let file = &candidates[rng.below(candidates.len())];
+        let original = std::fs::read(file).unwrap();
+        let mut data = original.clone();
+        let what = mutator_for(file)(&mut rng, &mut data);
+        if data == original {
+            continue;
+        }
+        std::fs::write(file, &data).unwrap();
+        if std::env::var_os("ICEFLOE_FUZZ_VERBOSE").is_some() {
+            eprintln!(
+                "input {}: {} {}: {what}",
+                t.inputs,
+                names[k],
+                file.display()
+            );
+        }
+        let base = LIVE.load(Ordering::Relaxed);
+        PEAK.store(base, Ordering::Relaxed);
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            rt.block_on(table_rows(dir))
+        }));
+        let peak = PEAK.load(Ordering::Relaxed).saturating_sub(base);
+        let label = format!(
+            "{} {}: {what}",
+            names[k],
+            file.strip_prefix(dir).unwrap().display()
+        );
+        t.inputs += 1;
+        PROGRESS.fetch_add(1, Ordering::Relaxed);
+        match outcome {
+            Ok(Err(_)) => t.errors += 1,
+            Ok(Ok(rows)) if rows == baselines[k] => t.accepted += 1,
+            Ok(Ok(rows)) => {
+                t.accepted += 1;
+                let missing = baselines[k].iter().find(|r| !rows.contains(r));
+                let extra = rows.iter().find(|r| !baselines[k].contains(r));
+                t.findings.push(format!(
+                    "silent difference after {label}: {} rows instead of {}; first missing {missing:?}, first new {extra:?}",
+                    rows.len(),
+                    baselines[k].len()
+                ));
+            }
+            Err(_) => t.findings.push(format!("panic after {label}")),
+        }
+        if peak > ALLOC_BOUND {
+            t.findings
+                .push(format!("allocated {peak} bytes after {label}"));
+        }
+        if let (Some(bin), true) = (&bin, t.inputs % 10 == 0) {
+            cli_runs += 1;
+            if let Some(f) = check_cli_output(bin, dir) {
+                t.findings.push(format!("{f} after {label}"));
+            }
+        }
+        std::fs::write(file, &original).unwrap();
+    }
+    if bin.is_some() {
+        eprintln!("fuzz whole-tables: {cli_runs} runs of icefloe cat --output");
+    }
+    t.report("whole-tables");
+    let panics: Vec<_> = t
+        .findings
+        .iter()
+        .filter(|f| !f.starts_with("silent difference"))
+        .collect();
+    assert!(panics.is_empty(), "{panics:?}");
+}
+
+/// Runs `icefloe cat --output`: on success the file must exist, on failure neither it nor a
+/// temporary file may, and the error must be one line.
+fn check_cli_output(bin: &str, dir: &Path) -> Option<String> {
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().join("rows.jsonl");
+    let r = std::process::Command::new(bin)
+        .args([
+            "cat",
+            dir.to_str().unwrap(),
+            "--format",
+            "jsonl",
+            "--lineage",
+            "--output",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let left: Vec<_> = std::fs::read_dir(out_dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    if r.status.success() {
+        (!out.exists()).then(|| "cat succeeded without writing its output".to_string())
+    } else if !left.is_empty() {
+        Some(format!("failed cat left {left:?}"))
+    } else if stderr.trim().lines().count() != 1 {
+        Some(format!("error is not one line: {stderr:?}"))
+    } else {
+        None
+    }
+}

@@ -1,0 +1,540 @@
+//! Strictness over scripted edits of fixture tables: each kind of invalid table (issue 8) is an
+//! error naming the file and the rule, never rows. Allowed promotions stay readable.
+
+use std::path::{Path, PathBuf};
+
+use apache_avro::types::Value as Avro;
+use futures::TryStreamExt;
+use icefloe_core::{Scan, Table};
+use icefloe_testkit::{copy_table, fixtures_dir};
+use serde_json::{json, Value};
+
+fn table_dir(name: &str) -> PathBuf {
+    fixtures_dir().join("warehouse/db").join(name)
+}
+
+fn current_metadata(dir: &Path) -> PathBuf {
+    let v = std::fs::read_to_string(dir.join("metadata/version-hint.text")).unwrap();
+    dir.join(format!("metadata/v{}.metadata.json", v.trim()))
+}
+
+fn edit_metadata(dir: &Path, edit: impl FnOnce(&mut Value)) {
+    let p = current_metadata(dir);
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    edit(&mut v);
+    std::fs::write(&p, serde_json::to_string(&v).unwrap()).unwrap();
+}
+
+/// Every field of every schema named `name` gets type `ty`.
+fn set_type(dir: &Path, name: &str, ty: &str) {
+    edit_metadata(dir, |v| {
+        for s in v["schemas"].as_array_mut().unwrap() {
+            for f in s["fields"].as_array_mut().unwrap() {
+                if f["name"] == name {
+                    f["type"] = ty.into();
+                }
+            }
+        }
+    });
+}
+
+/// Rewrites Avro file `p`, keeping its schema and metadata, with `edit` applied to every
+/// record; `edit` returns whether it changed the record.
+fn edit_avro(p: &Path, mut edit: impl FnMut(&mut Vec<(String, Avro)>) -> bool) -> usize {
+    let bytes = std::fs::read(p).unwrap();
+    let reader = apache_avro::Reader::new(&bytes[..]).unwrap();
+    let schema = reader.writer_schema().clone();
+    let meta = reader.user_metadata().clone();
+    let mut records = Vec::new();
+    let mut changed = 0;
+    for v in reader {
+        let mut v = v.unwrap();
+        if let Avro::Record(fields) = &mut v {
+            changed += edit(fields) as usize;
+        }
+        records.push(v);
+    }
+    let mut w = apache_avro::Writer::new(&schema, Vec::new());
+    for (k, v) in meta {
+        w.add_user_metadata(k, v).unwrap();
+    }
+    for r in records {
+        w.append(r).unwrap();
+    }
+    std::fs::write(p, w.into_inner().unwrap()).unwrap();
+    changed
+}
+
+/// Applies `edit` to the `data_file` record of every manifest entry of the table.
+fn edit_data_files(dir: &Path, mut edit: impl FnMut(&mut Vec<(String, Avro)>) -> bool) -> usize {
+    let mut changed = 0;
+    for e in std::fs::read_dir(dir.join("metadata")).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_str().unwrap().to_string();
+        if name.ends_with(".avro") && !name.starts_with("snap-") {
+            changed += edit_avro(&p, |entry| {
+                let Some((_, Avro::Record(df))) = entry.iter_mut().find(|(n, _)| n == "data_file")
+                else {
+                    return false;
+                };
+                edit(df)
+            });
+        }
+    }
+    changed
+}
+
+/// Applies `edit` to every entry of every manifest list of the table.
+fn edit_manifest_lists(dir: &Path, mut edit: impl FnMut(&mut Vec<(String, Avro)>) -> bool) {
+    for e in std::fs::read_dir(dir.join("metadata")).unwrap() {
+        let p = e.unwrap().path();
+        if p.file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .starts_with("snap-")
+        {
+            edit_avro(&p, &mut edit);
+        }
+    }
+}
+
+fn field<'a>(r: &'a mut [(String, Avro)], name: &str) -> &'a mut Avro {
+    &mut r.iter_mut().find(|(n, _)| n == name).unwrap().1
+}
+
+fn text(v: &Avro) -> Option<&str> {
+    match v {
+        Avro::String(s) => Some(s),
+        Avro::Union(_, inner) => text(inner),
+        _ => None,
+    }
+}
+
+fn is_puffin(df: &mut [(String, Avro)]) -> bool {
+    text(field(df, "file_format")).is_some_and(|f| f.eq_ignore_ascii_case("puffin"))
+}
+
+async fn read_all(dir: &Path, columns: Option<Vec<&str>>) -> icefloe_core::Result<usize> {
+    let table = Table::open(dir.to_str().unwrap()).await?;
+    let mut b = Scan::builder().lineage(true);
+    if let Some(c) = columns {
+        b = b.columns(c.into_iter().map(str::to_string).collect());
+    }
+    let scan = b.build(&table)?;
+    let tasks = scan.plan_files().await?;
+    scan.load_deletes(&tasks).await?;
+    let batches: Vec<_> = scan.read_tasks(tasks).try_collect().await?;
+    Ok(batches.iter().map(|b| b.num_rows()).sum())
+}
+
+async fn scan_error(dir: &Path) -> String {
+    match read_all(dir, None).await {
+        Ok(n) => panic!("reading {} gave {n} rows but should fail", dir.display()),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn assert_has(err: &str, parts: &[&str]) {
+    for p in parts {
+        assert!(err.contains(p), "error lacks {p:?}: {err}");
+    }
+}
+
+// Item 1: the schema's type must agree with the Parquet column.
+
+#[tokio::test]
+async fn schema_type_must_agree_with_parquet_type() {
+    for (column, id, ty) in [
+        ("s", "field id 13", "date"),
+        ("s", "field id 13", "timestamp_ns"),
+        ("s", "field id 13", "boolean"),
+        ("id", "field id 1", "boolean"),
+        ("id", "field id 1", "timestamp"),
+        ("id", "field id 1", "int"),
+        ("tstz", "field id 12", "timestamptz_ns"),
+        ("d", "field id 4", "float"),
+        ("dec18", "field id 7", "decimal(12,6)"),
+    ] {
+        let tmp = copy_table(&table_dir("v3_types"));
+        set_type(tmp.path(), column, ty);
+        let err = scan_error(tmp.path()).await;
+        assert_has(&err, &[".parquet", id, ty, "promotion the spec allows"]);
+    }
+}
+
+#[tokio::test]
+async fn promotions_the_spec_allows_still_read() {
+    // int -> long, float -> double, decimal widening, and date -> timestamp (format version 3).
+    let tmp = copy_table(&table_dir("v3_types"));
+    set_type(tmp.path(), "i", "long");
+    set_type(tmp.path(), "f", "double");
+    set_type(tmp.path(), "dec9", "decimal(12, 2)");
+    set_type(tmp.path(), "dt", "timestamp");
+    let original = read_rows(&table_dir("v3_types")).await;
+    let promoted = read_rows(tmp.path()).await;
+    assert_eq!(original.len(), promoted.len());
+    assert!(!original.is_empty());
+    for (o, p) in original.iter().zip(&promoted) {
+        assert_eq!(o["i"], p["i"]);
+        assert_eq!(o["dec9"], p["dec9"]);
+        match (&o["dt"], &p["dt"]) {
+            (Value::String(d), Value::String(t)) => {
+                assert_eq!(t, &format!("{d}T00:00:00.000000"))
+            }
+            (a, b) => assert_eq!(a, b),
+        }
+    }
+}
+
+async fn read_rows(dir: &Path) -> Vec<Value> {
+    use icefloe_core::encode::JsonLinesWriter;
+    let table = Table::open(dir.to_str().unwrap()).await.unwrap();
+    let scan = Scan::builder().build(&table).unwrap();
+    let batches: Vec<_> = scan.stream().await.unwrap().try_collect().await.unwrap();
+    let mut w = JsonLinesWriter::new(Vec::new());
+    for b in &batches {
+        w.write_batch(b).unwrap();
+    }
+    let mut rows: Vec<Value> = String::from_utf8(w.finish().unwrap())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    rows.sort_by_key(|r| r["id"].as_i64());
+    rows
+}
+
+// Item 2: Parquet page checksums.
+
+#[tokio::test]
+async fn flipped_byte_in_a_data_page_fails_the_page_checksum() {
+    use parquet::file::reader::FileReader;
+    let tmp = copy_table(&table_dir("v3_basic"));
+    let table = Table::open(tmp.path().to_str().unwrap()).await.unwrap();
+    let tasks = Scan::builder()
+        .build(&table)
+        .unwrap()
+        .plan_files()
+        .await
+        .unwrap();
+    let name = tasks[0].data_file.file_path.rsplit('/').next().unwrap();
+    let file = tmp.path().join("data").join(name);
+    let bytes = std::fs::read(&file).unwrap();
+    let reader = parquet::file::serialized_reader::SerializedFileReader::new(bytes::Bytes::from(
+        bytes.clone(),
+    ))
+    .unwrap();
+    // The last byte of the `name` column chunk: inside its last page's data.
+    let col = reader.metadata().row_group(0).column(1);
+    let (start, len) = col.byte_range();
+    let mut bad = bytes;
+    bad[(start + len - 1) as usize] ^= 0x5a;
+    std::fs::write(&file, bad).unwrap();
+    let err = scan_error(tmp.path()).await;
+    assert_has(&err, &[name, "CRC"]);
+}
+
+// Item 3: metadata and manifest rules.
+
+async fn open_error(dir: &Path) -> String {
+    match Table::open(dir.to_str().unwrap()).await {
+        Ok(_) => scan_error(dir).await,
+        Err(e) => e.to_string(),
+    }
+}
+
+#[tokio::test]
+async fn invalid_metadata_is_refused() {
+    type Edit = Box<dyn Fn(&mut Value)>;
+    let cases: Vec<(Edit, &str)> = vec![
+        (
+            Box::new(|v| v["current-snapshot-id"] = 12345.into()),
+            "current-snapshot-id 12345 names no snapshot",
+        ),
+        (
+            Box::new(|v| v["refs"]["main"]["snapshot-id"] = 999.into()),
+            "ref \"main\" points at snapshot 999",
+        ),
+        (
+            Box::new(|v| v["snapshots"] = json!({"a": 1})),
+            "snapshots is not a list",
+        ),
+        (
+            Box::new(|v| {
+                let s = v["snapshots"].as_array_mut().unwrap().last_mut().unwrap();
+                s.as_object_mut().unwrap().remove("manifest-list");
+            }),
+            "has no manifest-list",
+        ),
+        (
+            Box::new(|v| {
+                v.as_object_mut().unwrap().remove("current-schema-id");
+            }),
+            "missing current-schema-id",
+        ),
+        (
+            Box::new(|v| v["schemas"][0]["fields"][1]["id"] = 1.into()),
+            "field id 1 (name) is used twice",
+        ),
+        (
+            Box::new(|v| v["schemas"][0]["fields"][1]["name"] = "id".into()),
+            "column name \"id\" is used twice",
+        ),
+        (
+            Box::new(|v| v["schemas"][0]["fields"][2]["name"] = "_row_id".into()),
+            "column name \"_row_id\" is reserved",
+        ),
+        (
+            Box::new(|v| v["schemas"][0]["fields"][2]["name"] = "_pos".into()),
+            "column name \"_pos\" is reserved",
+        ),
+        (
+            Box::new(|v| v["snapshots"][0]["sequence-number"] = (-1).into()),
+            "sequence-number of snapshot",
+        ),
+        (
+            Box::new(|v| v["next-row-id"] = (-5).into()),
+            "next-row-id is negative",
+        ),
+        (
+            Box::new(|v| v["snapshots"][0]["first-row-id"] = (-1).into()),
+            "first-row-id of snapshot",
+        ),
+        (
+            Box::new(|v| v["snapshots"][0]["first-row-id"] = i64::MAX.into()),
+            "overflows",
+        ),
+    ];
+    for (edit, want) in cases {
+        let tmp = copy_table(&table_dir("v3_basic"));
+        edit_metadata(tmp.path(), edit);
+        let err = open_error(tmp.path()).await;
+        assert_has(&err, &["metadata.json", want]);
+    }
+}
+
+#[tokio::test]
+async fn v3_features_in_a_v2_table_are_refused() {
+    // A V3 type.
+    let tmp = copy_table(&table_dir("equality_deletes_v2"));
+    set_type(tmp.path(), "category", "variant");
+    assert_has(
+        &open_error(tmp.path()).await,
+        &["format version 3 type", "format version 2 table"],
+    );
+    // Row lineage.
+    let tmp = copy_table(&table_dir("equality_deletes_v2"));
+    edit_metadata(tmp.path(), |v| v["next-row-id"] = 10.into());
+    assert_has(
+        &open_error(tmp.path()).await,
+        &["next-row-id", "format version 2 table"],
+    );
+    // Deletion vectors: a v3 table relabelled as v2 (without its lineage fields).
+    let tmp = copy_table(&table_dir("v3_basic"));
+    edit_metadata(tmp.path(), |v| {
+        v["format-version"] = 2.into();
+        v.as_object_mut().unwrap().remove("next-row-id");
+        for s in v["snapshots"].as_array_mut().unwrap() {
+            let s = s.as_object_mut().unwrap();
+            s.remove("first-row-id");
+            s.remove("added-rows");
+        }
+    });
+    edit_manifest_lists(tmp.path(), |r| {
+        *field(r, "first_row_id") = Avro::Union(0, Box::new(Avro::Null));
+        true
+    });
+    edit_data_files(tmp.path(), |df| {
+        *field(df, "first_row_id") = Avro::Union(0, Box::new(Avro::Null));
+        true
+    });
+    assert_has(
+        &scan_error(tmp.path()).await,
+        &[
+            "deletion vector (a format version 3 feature)",
+            "format version 2 table",
+        ],
+    );
+}
+
+#[tokio::test]
+async fn repeated_column_is_refused() {
+    let err = read_all(&table_dir("v3_basic"), Some(vec!["id", "id"]))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert_has(&err, &["\"id\" is asked for twice"]);
+}
+
+#[tokio::test]
+async fn deletion_vector_without_referenced_data_file_is_refused() {
+    let tmp = copy_table(&table_dir("v3_basic"));
+    let n = edit_data_files(tmp.path(), |df| {
+        if !is_puffin(df) {
+            return false;
+        }
+        *field(df, "referenced_data_file") = Avro::Union(0, Box::new(Avro::Null));
+        true
+    });
+    assert!(n > 0);
+    assert_has(
+        &scan_error(tmp.path()).await,
+        &[
+            "-m",
+            ".avro",
+            "deletion vector without referenced_data_file",
+        ],
+    );
+}
+
+#[tokio::test]
+async fn two_deletion_vectors_for_one_data_file_are_refused() {
+    let tmp = copy_table(&table_dir("v3_basic"));
+    let mut first: Option<Avro> = None;
+    edit_data_files(tmp.path(), |df| {
+        if !is_puffin(df) {
+            return false;
+        }
+        let r = field(df, "referenced_data_file");
+        match &first {
+            None => first = Some(r.clone()),
+            Some(f) => *r = f.clone(),
+        }
+        true
+    });
+    assert_has(
+        &scan_error(tmp.path()).await,
+        &["snap-", "two deletion vectors for data file", "at most one"],
+    );
+}
+
+#[tokio::test]
+async fn data_file_relabelled_as_delete_file_is_refused() {
+    // The oldest data file relabelled as an equality delete file: it would apply to nothing,
+    // so its rows would silently vanish.
+    let tmp = copy_table(&table_dir("v3_basic"));
+    let mut done = false;
+    edit_data_files(tmp.path(), |df| {
+        if done || is_puffin(df) {
+            return false;
+        }
+        *field(df, "content") = Avro::Int(2);
+        done = true;
+        true
+    });
+    assert_has(
+        &scan_error(tmp.path()).await,
+        &[".avro", "equality delete file listed in a data manifest"],
+    );
+
+    // An equality delete file relabelled as a position delete file in its delete manifest.
+    let tmp = copy_table(&table_dir("equality_deletes_v2"));
+    let n = edit_data_files(tmp.path(), |df| {
+        if !matches!(field(df, "content"), Avro::Int(2)) {
+            return false;
+        }
+        *field(df, "content") = Avro::Int(1);
+        *field(df, "equality_ids") = Avro::Union(0, Box::new(Avro::Null));
+        true
+    });
+    assert!(n > 0);
+    assert_has(
+        &scan_error(tmp.path()).await,
+        &[".parquet", "must have the file_path and pos columns"],
+    );
+}
+
+#[tokio::test]
+async fn negative_counts_and_overflowing_row_ids_are_refused() {
+    let tmp = copy_table(&table_dir("v3_basic"));
+    edit_data_files(tmp.path(), |df| {
+        *field(df, "record_count") = Avro::Long(-1);
+        true
+    });
+    assert_has(
+        &scan_error(tmp.path()).await,
+        &[".avro", "record_count is negative"],
+    );
+
+    let tmp = copy_table(&table_dir("v3_basic"));
+    edit_manifest_lists(tmp.path(), |r| {
+        let f = field(r, "first_row_id");
+        if matches!(f, Avro::Union(1, _)) {
+            *f = Avro::Union(1, Box::new(Avro::Long(i64::MAX - 1)));
+        }
+        true
+    });
+    assert_has(&scan_error(tmp.path()).await, &[".avro", "overflows"]);
+
+    let tmp = copy_table(&table_dir("v3_basic"));
+    edit_manifest_lists(tmp.path(), |r| {
+        *field(r, "added_rows_count") = Avro::Long(-3);
+        true
+    });
+    assert_has(
+        &scan_error(tmp.path()).await,
+        &["snap-", "added_rows_count", "negative"],
+    );
+}
+
+// Item 4: no hang on a FIFO; deletes are loaded before rows.
+
+#[tokio::test]
+async fn fifo_in_place_of_a_table_file_is_an_error() {
+    let tmp = copy_table(&table_dir("v3_basic"));
+    let table = Table::open(tmp.path().to_str().unwrap()).await.unwrap();
+    let tasks = Scan::builder()
+        .build(&table)
+        .unwrap()
+        .plan_files()
+        .await
+        .unwrap();
+    let name = tasks[0].data_file.file_path.rsplit('/').next().unwrap();
+    let file = tmp.path().join("data").join(name);
+    std::fs::remove_file(&file).unwrap();
+    let st = std::process::Command::new("mkfifo")
+        .arg(&file)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    assert_has(
+        &scan_error(tmp.path()).await,
+        &[name, "is a FIFO, not a regular file"],
+    );
+
+    // The metadata file too.
+    let tmp = copy_table(&table_dir("v3_basic"));
+    let meta = current_metadata(tmp.path());
+    std::fs::remove_file(&meta).unwrap();
+    std::process::Command::new("mkfifo")
+        .arg(&meta)
+        .status()
+        .unwrap();
+    assert_has(&open_error(tmp.path()).await, &["metadata.json is a FIFO"]);
+}
+
+#[tokio::test]
+async fn delete_files_are_validated_before_the_first_row() {
+    // A broken DV of the last task: `load_deletes` fails before any batch is read.
+    let tmp = copy_table(&table_dir("v3_basic"));
+    let table = Table::open(tmp.path().to_str().unwrap()).await.unwrap();
+    let scan = Scan::builder().build(&table).unwrap();
+    let tasks = scan.plan_files().await.unwrap();
+    let last = tasks
+        .iter()
+        .rev()
+        .find_map(|t| t.deletion_vector.clone())
+        .unwrap();
+    let rel = last
+        .file
+        .file_path
+        .strip_prefix(&table.metadata().location)
+        .unwrap();
+    let puffin = tmp.path().join(rel.trim_start_matches('/'));
+    let mut bytes = std::fs::read(&puffin).unwrap();
+    bytes[last.file.content_offset.unwrap() as usize + 4] ^= 0xff;
+    std::fs::write(&puffin, bytes).unwrap();
+    let err = scan.load_deletes(&tasks).await.unwrap_err().to_string();
+    assert_has(&err, &["magic"]);
+}

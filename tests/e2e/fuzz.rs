@@ -449,7 +449,7 @@ fn seed() -> u64 {
     std::env::var("ICEFLOE_FUZZ_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(0x1CEF_10E)
+        .unwrap_or(0x01CE_F10E)
 }
 
 static PROGRESS: AtomicU64 = AtomicU64::new(0);
@@ -642,12 +642,15 @@ fn fuzz_manifest_list_avro() {
 }
 
 /// Every manifest of the fixture tables with the context it is read in.
-fn manifest_seeds() -> Vec<(
+/// A manifest, its manifest list entry, partition types and table metadata.
+type ManifestSeed = (
     Vec<u8>,
     ManifestFile,
     Vec<PrimitiveType>,
     Arc<TableMetadata>,
-)> {
+);
+
+fn manifest_seeds() -> Vec<ManifestSeed> {
     rt().block_on(async {
         let mut out = Vec::new();
         for dir in table_dirs() {

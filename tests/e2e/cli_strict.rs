@@ -55,7 +55,11 @@ fn failed_cat_leaves_no_output_file() {
 
     let r = icefloe(&["cat", dir, "--output", out.to_str().unwrap()]);
     assert!(!r.status.success());
-    assert!(String::from_utf8_lossy(&r.stderr).contains("not found"));
+    let err = String::from_utf8_lossy(&r.stderr).to_string();
+    assert!(
+        err.contains("missing file") || err.contains("not found"),
+        "{err}"
+    );
     assert!(
         only_file(out_dir.path()).is_empty(),
         "{:?}",

@@ -22,7 +22,6 @@ use super::lineage::{last_updated, row_ids};
 use super::metadata_columns;
 use super::plan::FileScanTask;
 use super::prune::{ColumnStats, Pruner};
-use crate::cache::get_or_load;
 use crate::delete::equality::{load_equality_set, EqualityDeleteSet};
 use crate::delete::resolved::deleted_positions;
 use crate::io::parquet::{open_parquet, StoreFileReader};

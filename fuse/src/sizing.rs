@@ -25,7 +25,8 @@ pub struct Sizing {
 
 impl Sizing {
     /// Starts logging the sizing of `name`, at most `total_rows` rows (the record counts less
-    /// the deletion vectors) in `total_files` data files. Must be called inside the runtime.
+    /// the deletion vectors) in `total_files` data files (0: files are not counted). Must be
+    /// called inside the runtime.
     pub fn start(name: &str, total_rows: u64, total_files: u64) -> Arc<Sizing> {
         Arc::new_cyclic(|weak: &std::sync::Weak<Sizing>| {
             let weak = weak.clone();
@@ -91,10 +92,14 @@ impl Sizing {
         } else {
             String::new()
         };
+        let files = if self.total_files == 0 {
+            String::new()
+        } else {
+            format!("{files}/{} files, ", self.total_files)
+        };
         format!(
-            "sizing {}: {files}/{} files, {rows}/{} rows ({:.0}%), {elapsed:.0}s{eta}",
+            "sizing {}: {files}{rows}/{} rows ({:.0}%), {elapsed:.0}s{eta}",
             self.name,
-            self.total_files,
             self.total_rows,
             share * 100.0
         )
@@ -122,5 +127,16 @@ mod tests {
             "{line}"
         );
         assert!(line.contains("s left"), "{line}");
+    }
+
+    #[tokio::test]
+    async fn a_sizing_without_file_counts_shows_rows_only() {
+        let s = Sizing::start("t@1/data.parquet", 1000, 0);
+        s.add_rows(500);
+        let line = s.line();
+        assert!(
+            line.starts_with("sizing t@1/data.parquet: 500/1000 rows (50%), "),
+            "{line}"
+        );
     }
 }

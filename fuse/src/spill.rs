@@ -20,6 +20,7 @@ use tokio::sync::OnceCell;
 use crate::error::{FuseError, Result};
 use crate::locks::lock;
 use crate::plan::SnapshotPlan;
+use crate::sizing::Sizing;
 use crate::tree::{Scope, ViewKey};
 
 /// A rendered Parquet view.
@@ -134,12 +135,26 @@ async fn write_parquet(path: &Path, key: &ViewKey, plan: &Arc<SnapshotPlan>) -> 
         .open(path)
         .map_err(io)?;
     let mut w = ParquetWriter::new(BufWriter::with_capacity(1 << 20, file), &plan.scan.schema())?;
-    let mut stream = match key.scope {
-        Scope::All => plan.scan.read_tasks(plan.tasks.clone()),
-        Scope::File(t) => plan.scan.read_task(plan.tasks[t].clone()),
+    let (mut stream, tasks) = match key.scope {
+        Scope::All => (plan.scan.read_tasks(plan.tasks.clone()), &plan.tasks[..]),
+        Scope::File(t) => (
+            plan.scan.read_task(plan.tasks[t].clone()),
+            &plan.tasks[t..t + 1],
+        ),
     };
+    // The size of a Parquet view is known only once it is written: log the progress of a
+    // long first render as the CSV views' counting pass does.
+    let total_rows = tasks.iter().map(|t| t.max_live_rows()).sum();
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    // One stream over every file: files done are not seen, so only rows are counted.
+    let sizing = Sizing::start(&name, total_rows, 0);
     while let Some(batch) = stream.next().await {
-        w.write_batch(&batch?)?;
+        let batch = batch?;
+        sizing.add_rows(batch.num_rows());
+        w.write_batch(&batch)?;
     }
-    w.finish()?.into_inner().map_err(|e| io(e.into_error()))
+    let file = w.finish()?.into_inner().map_err(|e| io(e.into_error()))?;
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    sizing.finish(len);
+    Ok(file)
 }

@@ -81,6 +81,8 @@ impl FdwError {
             FdwError::Core(e) => match e {
                 E::NotFound { .. } => PgSqlErrorCode::ERRCODE_UNDEFINED_FILE,
                 E::Io { .. } => PgSqlErrorCode::ERRCODE_IO_ERROR,
+                // A FIFO or device where a table file should be: the table is not readable.
+                E::NotAFile { .. } => PgSqlErrorCode::ERRCODE_WRONG_OBJECT_TYPE,
                 E::Location { .. } => PgSqlErrorCode::ERRCODE_FDW_TABLE_NOT_FOUND,
                 E::Metadata { .. }
                 | E::Manifest { .. }

@@ -12,6 +12,8 @@ use icefloe_core::FileScanTask;
 use pgrx::pg_sys;
 use pgrx::{is_a, pg_guard};
 
+use crate::pgutil::list_nodes;
+
 /// `count(*)`'s function OID (`F_COUNT_` in fmgroids.h, fixed since Postgres 7).
 const COUNT_STAR_OID: u32 = 2803;
 
@@ -31,15 +33,6 @@ pub fn from_metadata(tasks: &[FileScanTask]) -> Option<i64> {
         total = total.checked_add(t.data_file.record_count.checked_sub(deleted)?)?;
     }
     Some(total)
-}
-
-unsafe fn list_nodes(list: *mut pg_sys::List) -> Vec<*mut pg_sys::Node> {
-    if list.is_null() {
-        return Vec::new();
-    }
-    (0..(*list).length)
-        .map(|i| pg_sys::list_nth(list, i) as *mut pg_sys::Node)
-        .collect()
 }
 
 /// Whether `node` is a plain `count(*)`.

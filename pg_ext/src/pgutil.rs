@@ -10,6 +10,19 @@ use crate::convert::ArrayPlan;
 use crate::error::FdwError;
 use crate::options::OptionList;
 
+/// The nodes of a Postgres `List` of pointers (empty for a null list, Postgres' `NIL`).
+///
+/// # Safety
+/// `list` must be null or a valid pointer list.
+pub unsafe fn list_nodes(list: *mut pg_sys::List) -> Vec<*mut pg_sys::Node> {
+    if list.is_null() {
+        return Vec::new();
+    }
+    (0..(*list).length)
+        .map(|i| pg_sys::list_nth(list, i) as *mut pg_sys::Node)
+        .collect()
+}
+
 /// A type's input function, prepared once: text → Datum.
 #[derive(Clone)]
 pub struct InputFn {

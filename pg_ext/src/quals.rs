@@ -19,6 +19,7 @@ use pgrx::pg_sys::{self, Datum, Oid};
 use pgrx::{is_a, FromDatum};
 
 use crate::options::PG_EPOCH_OFFSET_MICROS;
+use crate::pgutil::list_nodes;
 
 /// A column the scan reads, as pushdown needs it.
 #[derive(Debug, Clone)]
@@ -70,15 +71,6 @@ pub unsafe fn extract(
         walk(node, &ctx, &mut out);
     }
     out
-}
-
-unsafe fn list_nodes(list: *mut pg_sys::List) -> Vec<*mut pg_sys::Node> {
-    if list.is_null() {
-        return Vec::new();
-    }
-    (0..(*list).length)
-        .map(|i| pg_sys::list_nth(list, i) as *mut pg_sys::Node)
-        .collect()
 }
 
 /// Appends to `out` predicates that every row satisfying `node` satisfies.

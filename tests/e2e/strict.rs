@@ -205,13 +205,9 @@ async fn read_rows(dir: &Path) -> Vec<Value> {
     rows
 }
 
-// Item 2: Parquet page checksums.
-
-#[tokio::test]
-async fn flipped_byte_in_a_data_page_fails_the_page_checksum() {
-    use parquet::file::reader::FileReader;
-    let tmp = copy_table(&table_dir("v3_basic"));
-    let table = Table::open(tmp.path().to_str().unwrap()).await.unwrap();
+/// The local path of the first data file the current snapshot of the table copy at `dir` reads.
+async fn first_data_file(dir: &Path) -> PathBuf {
+    let table = Table::open(dir.to_str().unwrap()).await.unwrap();
     let tasks = Scan::builder()
         .build(&table)
         .unwrap()
@@ -219,7 +215,16 @@ async fn flipped_byte_in_a_data_page_fails_the_page_checksum() {
         .await
         .unwrap();
     let name = tasks[0].data_file.file_path.rsplit('/').next().unwrap();
-    let file = tmp.path().join("data").join(name);
+    dir.join("data").join(name)
+}
+
+// Item 2: Parquet page checksums.
+
+#[tokio::test]
+async fn flipped_byte_in_a_data_page_fails_the_page_checksum() {
+    use parquet::file::reader::FileReader;
+    let tmp = copy_table(&table_dir("v3_basic"));
+    let file = first_data_file(tmp.path()).await;
     let bytes = std::fs::read(&file).unwrap();
     let reader = parquet::file::serialized_reader::SerializedFileReader::new(bytes::Bytes::from(
         bytes.clone(),
@@ -232,6 +237,7 @@ async fn flipped_byte_in_a_data_page_fails_the_page_checksum() {
     bad[(start + len - 1) as usize] ^= 0x5a;
     std::fs::write(&file, bad).unwrap();
     let err = scan_error(tmp.path()).await;
+    let name = file.file_name().unwrap().to_str().unwrap();
     assert_has(&err, &[name, "CRC"]);
 }
 
@@ -483,21 +489,14 @@ async fn negative_counts_and_overflowing_row_ids_are_refused() {
 #[tokio::test]
 async fn fifo_in_place_of_a_table_file_is_an_error() {
     let tmp = copy_table(&table_dir("v3_basic"));
-    let table = Table::open(tmp.path().to_str().unwrap()).await.unwrap();
-    let tasks = Scan::builder()
-        .build(&table)
-        .unwrap()
-        .plan_files()
-        .await
-        .unwrap();
-    let name = tasks[0].data_file.file_path.rsplit('/').next().unwrap();
-    let file = tmp.path().join("data").join(name);
+    let file = first_data_file(tmp.path()).await;
     std::fs::remove_file(&file).unwrap();
     let st = std::process::Command::new("mkfifo")
         .arg(&file)
         .status()
         .unwrap();
     assert!(st.success());
+    let name = file.file_name().unwrap().to_str().unwrap();
     assert_has(
         &scan_error(tmp.path()).await,
         &[name, "is a FIFO, not a regular file"],

@@ -3,8 +3,6 @@
 
 use std::collections::HashMap;
 
-use apache_avro::Reader;
-
 use super::avro::{to_literal, Record};
 use super::literal::Literal;
 use super::manifest_list::ManifestFile;
@@ -109,7 +107,7 @@ fn decode_manifest(
     partition_types: &[PrimitiveType],
 ) -> crate::Result<Vec<ManifestEntry>> {
     let err = |r: String| crate::Error::manifest(path, r);
-    let reader = Reader::new(bytes).map_err(|e| err(format!("not an Avro file: {e}")))?;
+    let reader = super::avro::open_container(bytes).map_err(err)?;
     let mut out = Vec::new();
     // Row ids handed out so far to data files that inherit one.
     let mut next_row_id = manifest.first_row_id;

@@ -1,7 +1,5 @@
 //! Manifest lists (spec: "Manifest Lists"): one Avro file per snapshot naming its manifests.
 
-use apache_avro::Reader;
-
 use super::avro::Record;
 
 /// Whether a manifest tracks data files or delete files.
@@ -43,7 +41,7 @@ pub fn read_manifest_list(bytes: &[u8], path: &str) -> crate::Result<Vec<Manifes
 
 fn decode_manifest_list(bytes: &[u8], path: &str) -> crate::Result<Vec<ManifestFile>> {
     let err = |r: String| crate::Error::manifest(path, r);
-    let reader = Reader::new(bytes).map_err(|e| err(format!("not an Avro file: {e}")))?;
+    let reader = super::avro::open_container(bytes).map_err(err)?;
     let mut out = Vec::new();
     for value in reader {
         let value = value.map_err(|e| err(format!("corrupt Avro data: {e}")))?;

@@ -13,6 +13,8 @@ pub mod snapshot;
 pub mod sort_order;
 pub mod types;
 
+pub use avro::open_container;
+
 pub use literal::{DefaultKind, Literal};
 pub use manifest::{DataContent, DataFile, EntryStatus, FileFormat, ManifestEntry};
 pub use manifest_list::{ManifestContent, ManifestFile};

@@ -96,6 +96,9 @@ impl FdwError {
                 E::SnapshotNotFound(_) => PgSqlErrorCode::ERRCODE_UNDEFINED_OBJECT,
                 E::InvalidArgument(_) => PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
                 E::Output(_) => PgSqlErrorCode::ERRCODE_FDW_ERROR,
+                E::NoSuchTable { .. } => PgSqlErrorCode::ERRCODE_FDW_TABLE_NOT_FOUND,
+                E::NoSuchNamespace { .. } => PgSqlErrorCode::ERRCODE_FDW_SCHEMA_NOT_FOUND,
+                E::Catalog { .. } => PgSqlErrorCode::ERRCODE_FDW_ERROR,
             },
             FdwError::UnknownOption { .. }
             | FdwError::MisplacedSecret { .. }

@@ -26,6 +26,15 @@ pub struct Caches {
 
 static GLOBAL: OnceLock<Arc<Caches>> = OnceLock::new();
 
+impl std::fmt::Debug for Caches {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Caches")
+            .field("metadata", &self.metadata.entry_count())
+            .field("manifests", &self.manifests.entry_count())
+            .finish_non_exhaustive()
+    }
+}
+
 impl Caches {
     /// Caches bounded to `bytes` in total: a tenth each for metadata and manifest lists, the
     /// rest split between manifests and delete data.

@@ -61,6 +61,29 @@ pub enum Error {
     /// An Iceberg feature this reader does not implement; never silently ignored.
     #[error("unsupported: {0}")]
     Unsupported(String),
+    /// A catalog could not answer (unreachable, refused the request, answered something that
+    /// is not a catalog's answer). `catalog` names the catalog, `subject` the namespace or
+    /// table asked about.
+    #[error("catalog {catalog}: {subject}: {reason}")]
+    Catalog {
+        catalog: String,
+        subject: String,
+        reason: String,
+    },
+    /// A table the catalog does not hold.
+    #[error("catalog {catalog} has no table {table}: {reason}")]
+    NoSuchTable {
+        catalog: String,
+        table: String,
+        reason: String,
+    },
+    /// A namespace the catalog does not hold.
+    #[error("catalog {catalog} has no namespace {namespace}: {reason}")]
+    NoSuchNamespace {
+        catalog: String,
+        namespace: String,
+        reason: String,
+    },
     /// Encoding output (JSON Lines, CSV, Parquet) failed.
     #[error("cannot write output: {0}")]
     Output(String),

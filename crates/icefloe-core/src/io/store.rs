@@ -222,7 +222,7 @@ impl TableIo {
 
 /// Whether a store may use credentials it finds on the machine (environment variables,
 /// instance metadata, default credential files) besides the options it is given.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Ambient {
     /// Use them (a command-line user's own credentials).
     #[default]

@@ -1,0 +1,102 @@
+//! Storage configuration handed in by the caller (as delta-kernel-rs's engine hands its kernel
+//! the storage): `object_store` option keys and whether ambient credentials may be used. The
+//! core never reads the process environment for it; a front-end that wants `AWS_*` variables
+//! honoured passes them in (see [`StorageConfig::with_env`]).
+
+use super::store::{Ambient, TableIo};
+
+/// How to reach storage: options (credentials, region, endpoint) and the ambient-credential
+/// policy. Cheap to clone. `Debug` shows option names only, never their values (secrets).
+#[derive(Clone, Default, PartialEq, Eq, Hash)]
+pub struct StorageConfig {
+    /// `object_store` configuration keys (`aws_access_key_id`, `aws_endpoint`,
+    /// `azure_storage_account_name`, `google_service_account_key`, ...), lower case.
+    pub options: Vec<(String, String)>,
+    /// Whether credentials found on the machine (instance metadata, web identity, workload
+    /// identity) may be used when the options hold none.
+    pub ambient: Ambient,
+}
+
+impl StorageConfig {
+    /// Options and policy as given. Keys are lower-cased; a later key overrides an earlier one.
+    pub fn new(options: impl IntoIterator<Item = (String, String)>, ambient: Ambient) -> Self {
+        let mut out: Vec<(String, String)> = Vec::new();
+        for (k, v) in options {
+            let k = k.to_ascii_lowercase();
+            out.retain(|(o, _)| *o != k);
+            out.push((k, v));
+        }
+        StorageConfig {
+            options: out,
+            ambient,
+        }
+    }
+
+    /// Local files only: no options, no ambient credentials.
+    pub fn none() -> Self {
+        StorageConfig::new([], Ambient::Refuse)
+    }
+
+    /// `options` over the storage variables of an environment (`AWS_*`, `AZURE_*`, `GOOGLE_*`,
+    /// as `object_store` names them, lower-cased), with ambient credentials allowed: what a
+    /// command-line user expects. The caller passes the environment (`std::env::vars()`).
+    pub fn with_env(
+        env: impl IntoIterator<Item = (String, String)>,
+        options: impl IntoIterator<Item = (String, String)>,
+    ) -> Self {
+        let env = env.into_iter().filter(|(k, _)| {
+            k.starts_with("AWS_") || k.starts_with("AZURE_") || k.starts_with("GOOGLE_")
+        });
+        StorageConfig::new(env.chain(options), Ambient::Use)
+    }
+
+    /// The value of option `key` (lower case), if set.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.options
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Opens the store of `location` with this configuration; returns it and the path of
+    /// `location` inside it.
+    pub fn open(&self, location: &str) -> crate::Result<(TableIo, String)> {
+        TableIo::open_with_config(location, &self.options, self.ambient)
+    }
+}
+
+impl std::fmt::Debug for StorageConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StorageConfig")
+            .field(
+                "options",
+                &self.options.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+            )
+            .field("ambient", &self.ambient)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn later_keys_win_and_env_is_filtered() {
+        let c = StorageConfig::with_env(
+            [
+                ("AWS_REGION".to_string(), "eu-west-1".to_string()),
+                ("HOME".to_string(), "/root".to_string()),
+            ],
+            [("aws_region".to_string(), "us-east-1".to_string())],
+        );
+        assert_eq!(c.get("aws_region"), Some("us-east-1"));
+        assert_eq!(c.options.len(), 1);
+        assert_eq!(c.ambient, Ambient::Use);
+        let secret = StorageConfig::new(
+            [("aws_secret_access_key".into(), "s3cr3t".into())],
+            Ambient::Refuse,
+        );
+        assert!(!format!("{secret:?}").contains("s3cr3t"));
+    }
+}

@@ -625,22 +625,39 @@ fn either_avro(rng: &mut Rng, d: &mut Vec<u8>) -> String {
     }
 }
 
+/// Every manifest list of the fixture tables, with its snapshot and table metadata.
+type ManifestListSeed = (Vec<u8>, icefloe_core::spec::Snapshot, Arc<TableMetadata>);
+
+fn manifest_list_seeds() -> Vec<ManifestListSeed> {
+    rt().block_on(async {
+        let mut out = Vec::new();
+        for dir in table_dirs() {
+            let table = Table::open(dir.to_str().unwrap()).await.unwrap();
+            for snap in &table.metadata().snapshots {
+                let Some(list) = &snap.manifest_list else {
+                    continue;
+                };
+                let bytes = table.io().read(list).await.unwrap().to_vec();
+                out.push((bytes, snap.clone(), table.metadata_arc()));
+            }
+        }
+        out
+    })
+}
+
 #[test]
 fn fuzz_manifest_list_avro() {
-    let seeds = files(|n| n.starts_with("snap-") && n.ends_with(".avro"));
-    let snapshot: icefloe_core::spec::Snapshot = {
-        let j =
-            serde_json::json!({"snapshot-id": 1, "sequence-number": 1000, "manifest-list": "x"});
-        icefloe_core::spec::Snapshot::from_json(&j, "x").unwrap()
-    };
+    let ctx = manifest_list_seeds();
+    let seeds: Vec<Vec<u8>> = ctx.iter().map(|c| c.0.clone()).collect();
     let t = run_parser(
         "manifest-list-avro",
         &seeds,
         either_avro,
         Budget::from_env(600),
-        |_, b| {
+        |s, b| {
+            let (_, snapshot, m) = &ctx[s];
             let list = read_manifest_list(b, "snap-fuzz.avro").map_err(|e| e.to_string())?;
-            check_manifest_list(&list, &snapshot, 3, "snap-fuzz.avro").map_err(|e| e.to_string())
+            check_manifest_list(&list, snapshot, m, "snap-fuzz.avro").map_err(|e| e.to_string())
         },
     );
     assert!(t.findings.is_empty(), "{:?}", t.findings);

@@ -273,7 +273,7 @@ impl Table {
                 get_or_load(&self.caches.manifest_lists, key.clone(), async {
                     let bytes = self.io.read(path).await?;
                     let list = read_manifest_list(&bytes, &key)?;
-                    check_manifest_list(&list, snapshot, self.metadata.format_version, &key)?;
+                    check_manifest_list(&list, snapshot, &self.metadata, &key)?;
                     Ok(list)
                 })
                 .await

@@ -151,7 +151,7 @@ pub async fn plan_files(table: &Table, snapshot: &Snapshot) -> crate::Result<Vec
         .as_deref()
         .unwrap_or("the snapshot's manifests");
     let shown = table.io().display(&table.io().resolve(list));
-    check_live_files(&entries, &shown)?;
+    check_live_files(&entries, table.metadata().next_row_id, &shown)?;
     check_summary(snapshot, &entries, &shown)?;
     let mut data = Vec::new();
     let mut deletes = Vec::new();

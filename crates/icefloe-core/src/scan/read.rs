@@ -133,6 +133,13 @@ impl TaskReader {
             ));
         }
 
+        crate::validate::field_ids::check_field_ids(
+            &crate::validate::field_ids::parquet_field_ids(builder.parquet_schema()),
+            &task.data_file,
+            |id| ctx.types_by_id.contains_key(&id),
+            &path,
+        )?;
+
         let mut constants = HashMap::new();
         let metadata = table.metadata();
         if let Some(spec) = metadata.partition_spec(task.data_file.spec_id) {

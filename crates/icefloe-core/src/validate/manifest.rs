@@ -7,18 +7,19 @@ use std::collections::HashMap;
 
 use super::non_negative;
 use crate::spec::{
-    DataContent, DataFile, FileFormat, ManifestContent, ManifestEntry, ManifestFile, Snapshot,
-    TableMetadata,
+    DataContent, DataFile, EntryStatus, FileFormat, ManifestContent, ManifestEntry, ManifestFile,
+    Snapshot, TableMetadata,
 };
 
-/// Checks the entries of a manifest list read for `snapshot`; `path` names the list.
+/// Checks the entries of a manifest list read for `snapshot` of a table with metadata `m`;
+/// `path` names the list.
 pub fn check_manifest_list(
     list: &[ManifestFile],
     snapshot: &Snapshot,
-    format_version: i64,
+    m: &TableMetadata,
     path: &str,
 ) -> crate::Result<()> {
-    let fv = format_version;
+    let fv = m.format_version;
     for mf in list {
         let what = |field: &str| format!("{field} of manifest {}", mf.manifest_path);
         let check = || -> Result<(), String> {
@@ -67,11 +68,67 @@ pub fn check_manifest_list(
                     what("first_row_id")
                 ));
             }
+            check_sequence_number(mf, m)?;
+            if fv >= 3 {
+                check_first_row_id(mf, snapshot)?;
+            }
             Ok(())
         };
         check().map_err(|r| crate::Error::manifest(path, r))?;
     }
     Ok(())
+}
+
+/// A manifest's `sequence_number` is the sequence number of the snapshot that added it (spec:
+/// "Manifest Lists", `sequence_number`: "the sequence number when the manifest was added to
+/// the table"), checked when that snapshot is still in the metadata: an edited number would
+/// silently change which deletes apply and every inherited `_last_updated_sequence_number`.
+fn check_sequence_number(mf: &ManifestFile, m: &TableMetadata) -> Result<(), String> {
+    if m.format_version < 2 {
+        return Ok(());
+    }
+    let Some(added) = m.snapshot(mf.added_snapshot_id) else {
+        return Ok(());
+    };
+    if added.sequence_number != mf.sequence_number {
+        return Err(format!(
+            "manifest {} has sequence_number {}, but snapshot {} that added it has sequence-number {} (spec: \"Manifest Lists\", sequence_number is the sequence number when the manifest was added)",
+            mf.manifest_path, mf.sequence_number, mf.added_snapshot_id, added.sequence_number
+        ));
+    }
+    Ok(())
+}
+
+/// Row lineage in a manifest list (spec: "First Row ID Assignment", "Row Lineage for Upgraded
+/// Tables"): delete manifests never have a `first_row_id`; in a snapshot with a `first-row-id`
+/// every data manifest has one (a null one would read every `_row_id` of its files as null),
+/// and one first assigned by this snapshot lies within the snapshot's
+/// [`first-row-id`, `first-row-id` + `added-rows`]; in a snapshot without one (written before
+/// the table was upgraded to v3) no data manifest has one.
+fn check_first_row_id(mf: &ManifestFile, snapshot: &Snapshot) -> Result<(), String> {
+    let name = &mf.manifest_path;
+    let id = snapshot.snapshot_id;
+    match (mf.content, mf.first_row_id, snapshot.first_row_id) {
+        (ManifestContent::Deletes, Some(v), _) => Err(format!(
+            "delete manifest {name} has first_row_id {v}; the value for delete manifests is always null (spec: \"First Row ID Assignment\")"
+        )),
+        (ManifestContent::Data, None, Some(_)) => Err(format!(
+            "data manifest {name} has no first_row_id, but snapshot {id} has a first-row-id: all data manifests must be assigned one (spec: \"Row Lineage for Upgraded Tables\", \"First Row ID Assignment\")"
+        )),
+        (ManifestContent::Data, Some(v), None) => Err(format!(
+            "data manifest {name} has first_row_id {v}, but snapshot {id} has no first-row-id: snapshots without one have null first_row_id on their data manifests (spec: \"Row Lineage for Upgraded Tables\")"
+        )),
+        (ManifestContent::Data, Some(v), Some(first)) if mf.added_snapshot_id == id => {
+            let end = super::add(first, snapshot.added_rows.unwrap_or(0), "first-row-id + added-rows")?;
+            if v < first || v > end {
+                return Err(format!(
+                    "data manifest {name}, added by snapshot {id}, has first_row_id {v} outside the range that snapshot assigns ({first} to {end}) (spec: \"First Row ID Assignment\", \"Snapshot Row IDs\")"
+                ));
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Checks the entries of one manifest, listed by `mf`, of a table with metadata `m`; `path`
@@ -167,6 +224,29 @@ fn check_entry(
             "first_row_id (row lineage, a format version 3 feature) in a format version {fv} table"
         ));
     }
+    if fv >= 2 && e.status != EntryStatus::Deleted {
+        if let Some(added) = m.snapshot(e.snapshot_id) {
+            if added.sequence_number != e.file_sequence_number {
+                return Err(format!(
+                    "file sequence number {} differs from the sequence-number {} of snapshot {} that added the file (spec: \"Sequence Number Inheritance\": the file sequence number is that of the snapshot that added the file)",
+                    e.file_sequence_number, added.sequence_number, e.snapshot_id
+                ));
+            }
+        }
+    }
+    if f.file_format != FileFormat::Puffin
+        && (f.content_offset.is_some() || f.content_size_in_bytes.is_some())
+    {
+        return Err(format!(
+            "a {} {:?} file with content_offset/content_size_in_bytes, which address a deletion vector blob in a Puffin file (spec: \"Manifests\", content_offset); {}",
+            content_name(f.content),
+            f.file_format,
+            match &f.referenced_data_file {
+                Some(d) => format!("its deletes for data file {d} would be read from a file of the wrong format"),
+                None => "no other file is addressed by offset".to_string(),
+            }
+        ));
+    }
     if f.file_format == FileFormat::Puffin && f.content != DataContent::PositionDeletes {
         return Err(format!(
             "a {} file stored as Puffin (Puffin holds only deletion vectors)",
@@ -217,9 +297,14 @@ fn content_name(c: DataContent) -> &'static str {
 }
 
 /// Checks the live files of a snapshot together: no data file listed twice, at most one
-/// deletion vector per data file, and a delete file that names its data file in the same
-/// partition as that file and not older than it. `path` names the manifest list.
-pub fn check_live_files(entries: &[ManifestEntry], path: &str) -> crate::Result<()> {
+/// deletion vector per data file, every deletion vector naming a live data file, a delete file
+/// that names its data file in the same partition as that file and not older than it, and
+/// disjoint row id ranges below the table's `next-row-id`. `path` names the manifest list.
+pub fn check_live_files(
+    entries: &[ManifestEntry],
+    next_row_id: Option<i64>,
+    path: &str,
+) -> crate::Result<()> {
     let mut data: HashMap<&str, &ManifestEntry> = HashMap::new();
     let mut dvs: HashMap<&str, &DataFile> = HashMap::new();
     let err = |r: String| crate::Error::manifest(path, r);
@@ -249,7 +334,20 @@ pub fn check_live_files(entries: &[ManifestEntry], path: &str) -> crate::Result<
         ) else {
             continue;
         };
-        let Some(d) = data.get(target) else { continue };
+        check_file_path_bounds(f, target).map_err(err)?;
+        let Some(d) = data.get(target) else {
+            // A V2 position delete file may outlive its data file (a "dangling" delete left by
+            // compaction) and then applies to nothing; a deletion vector is written for one
+            // live data file and removed with it, so one that names no live data file has lost
+            // its data file, and its deletes would silently apply to nothing.
+            if f.is_deletion_vector() {
+                return Err(err(format!(
+                    "deletion vector in {} (offset {:?}) has referenced_data_file {target}, which is not a live data file of the snapshot: its deletes would apply to no row (spec: \"Deletion Vectors\", \"Scan Planning\": a DV applies to the data file whose file_path equals its referenced_data_file)",
+                    f.file_path, f.content_offset
+                )));
+            }
+            continue;
+        };
         if d.data_file.partition_key() != f.partition_key() {
             return Err(err(format!(
                 "delete file {} names data file {target} but is in another partition ({:?} vs {:?})",
@@ -261,6 +359,69 @@ pub fn check_live_files(entries: &[ManifestEntry], path: &str) -> crate::Result<
                 "delete file {} (sequence number {}) names data file {target}, which is newer (sequence number {}): it cannot have been written for it",
                 f.file_path, e.sequence_number, d.sequence_number
             )));
+        }
+    }
+    check_row_id_ranges(entries, next_row_id).map_err(err)
+}
+
+/// Field id of the `file_path` column of position delete files (spec: "Reserved Field IDs").
+const DELETE_FILE_PATH_ID: i32 = 2147483546;
+
+/// A position delete file's `referenced_data_file` must lie within the bounds its metrics
+/// record for its own `file_path` column (spec: "Manifests", referenced_data_file: "when all
+/// deletes tracked by the entry are in a single data file"): a manifest whose
+/// referenced_data_file was changed would apply the deletes to another file, or to none.
+fn check_file_path_bounds(f: &DataFile, target: &str) -> Result<(), String> {
+    let bound = |m: &HashMap<i32, Vec<u8>>| {
+        m.get(&DELETE_FILE_PATH_ID)
+            .and_then(|b| std::str::from_utf8(b).ok().map(str::to_string))
+    };
+    let (lower, upper) = (bound(&f.lower_bounds), bound(&f.upper_bounds));
+    // An upper bound may be truncated (then it is a prefix rounded up), so compare prefixes.
+    let above_upper = upper
+        .as_deref()
+        .is_some_and(|u| target.get(..u.len()).unwrap_or(target) > u);
+    if lower.as_deref().is_some_and(|l| target < l) || above_upper {
+        return Err(format!(
+            "delete file {} has referenced_data_file {target}, outside the file_path bounds its metrics record ({lower:?} to {upper:?}): the deletes are for another data file",
+            f.file_path
+        ));
+    }
+    Ok(())
+}
+
+/// Row ids are unique in a table (spec: "Row Lineage"), and assigned from `next-row-id`
+/// (spec: "First Row ID Assignment"): the ranges [`first_row_id`, `first_row_id` +
+/// `record_count`) of the live data files must not overlap, nor reach past `next-row-id`.
+fn check_row_id_ranges(entries: &[ManifestEntry], next_row_id: Option<i64>) -> Result<(), String> {
+    let mut ranges = Vec::new();
+    for e in entries {
+        let f = &e.data_file;
+        if let (DataContent::Data, Some(first)) = (f.content, f.first_row_id) {
+            let end = super::add(
+                first,
+                f.record_count,
+                &format!("first_row_id of {}", f.file_path),
+            )?;
+            ranges.push((first, end, f.file_path.as_str()));
+        }
+    }
+    ranges.sort();
+    for w in ranges.windows(2) {
+        let ((a0, a1, a), (b0, _, b)) = (w[0], w[1]);
+        if b0 < a1 {
+            return Err(format!(
+                "data files {a} (row ids {a0} to {}) and {b} (from {b0}) share row ids; row ids are unique in a table (spec: \"Row Lineage\")",
+                a1 - 1
+            ));
+        }
+    }
+    if let (Some(next), Some(&(first, end, file))) = (next_row_id, ranges.last()) {
+        if end > next {
+            return Err(format!(
+                "data file {file} has row ids {first} to {}, at or beyond the table's next-row-id {next} (spec: \"Row Lineage\", \"First Row ID Assignment\")",
+                end - 1
+            ));
         }
     }
     Ok(())

@@ -22,6 +22,7 @@ fn check(m: &TableMetadata) -> Result<(), String> {
             return Err(format!("schema id {} is used twice", s.schema_id));
         }
         check_schema(s, fv)?;
+        check_ids_assigned(s, m.last_column_id)?;
     }
     if m.schema(m.current_schema_id).is_none() {
         return Err(format!(
@@ -126,4 +127,24 @@ fn check(m: &TableMetadata) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Every field id of a schema was assigned from `last-column-id` (spec: "Table Metadata
+/// Fields", last-column-id: "the highest assigned column ID for the table"; new columns take
+/// the next unused id): an id above it, or a negative one, was never assigned, and would read
+/// the column as null from every data file.
+fn check_ids_assigned(s: &crate::spec::Schema, last_column_id: i32) -> Result<(), String> {
+    let mut ids: Vec<i32> = s.types_by_id().into_keys().collect();
+    ids.sort_unstable();
+    match (ids.first(), ids.last()) {
+        (Some(&low), _) if low < 0 => Err(format!(
+            "schema {}: field id {low} is negative; field ids are assigned upward from last-column-id",
+            s.schema_id
+        )),
+        (_, Some(&high)) if high > last_column_id => Err(format!(
+            "schema {}: field id {high} is above last-column-id {last_column_id}, the highest id ever assigned",
+            s.schema_id
+        )),
+        _ => Ok(()),
+    }
 }

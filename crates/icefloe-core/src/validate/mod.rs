@@ -3,6 +3,7 @@
 //! plausible wrong rows. The parsers in `spec` decode; the checks here decide what is valid.
 
 pub mod column_type;
+pub mod field_ids;
 pub mod manifest;
 pub mod metadata;
 pub mod schema;

@@ -1,43 +1,59 @@
 //! The mounted tables: their current metadata (re-read by the refresher) and their planned
-//! snapshots.
+//! snapshots. Which tables there are, and where, is the core's catalog layer's answer.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 
+use icefloe_core::catalog::{self as core_catalog, TableIdent};
+use icefloe_core::io::StorageConfig;
 use icefloe_core::spec::Snapshot;
 use icefloe_core::Table;
 use tokio::sync::OnceCell;
 
-use crate::error::Result;
+use crate::error::{FuseError, Result};
 use crate::locks::{lock, read, write};
 use crate::plan::SnapshotPlan;
-use crate::source::{self, TableSource};
 
 /// Every table of the mount. Tables are only ever added (a warehouse gaining a table), so a
 /// table's index is a stable id.
 pub struct Catalog {
-    location: String,
+    source: Arc<dyn core_catalog::Catalog>,
     warehouse: bool,
     tables: RwLock<Vec<Arc<MountedTable>>>,
 }
 
 impl Catalog {
-    /// Opens the table or warehouse at `location`. In a warehouse, a table that cannot be
-    /// opened is logged and left out; a single table that cannot be opened is an error.
-    pub async fn open(location: &str) -> Result<Catalog> {
-        let sources = source::discover(location)?;
-        let warehouse = !(sources.len() == 1 && sources[0].path.is_empty());
+    /// Opens the table or warehouse at `location` through the core's catalog layer. In a
+    /// warehouse, a table that cannot be opened is logged and left out; a single table that
+    /// cannot be opened is an error, and so is a warehouse without tables.
+    pub async fn open(location: &str, storage: StorageConfig) -> Result<Catalog> {
+        let source =
+            core_catalog::open(location, storage, icefloe_core::cache::Caches::global()).await?;
+        Catalog::from_catalog(source).await
+    }
+
+    /// Mounts the tables of a catalog (a table on its own at the root, or every table of
+    /// every namespace as `<namespace>/.../<table>/`).
+    pub async fn from_catalog(source: Arc<dyn core_catalog::Catalog>) -> Result<Catalog> {
+        let single = source.single_table();
         let catalog = Catalog {
-            location: location.to_string(),
-            warehouse,
+            warehouse: single.is_none(),
+            source,
             tables: RwLock::new(Vec::new()),
         };
-        for s in sources {
-            match Table::open(&s.location).await {
-                Ok(t) => catalog.add(s, t),
-                Err(e) if warehouse => tracing::warn!("skipping table {}: {e}", s.location),
-                Err(e) => return Err(e.into()),
+        if let Some(ident) = single {
+            let t = catalog.source.load_table(&ident).await?;
+            catalog.add(ident, Vec::new(), t);
+            return Ok(catalog);
+        }
+        for ident in core_catalog::all_tables(catalog.source.as_ref()).await? {
+            match catalog.source.load_table(&ident).await {
+                Ok(t) => catalog.add(ident.clone(), ident.path(), t),
+                Err(e) => tracing::warn!("skipping table {ident}: {e}"),
             }
+        }
+        if catalog.tables().is_empty() {
+            return Err(FuseError::NoTables(catalog.source.name().to_string()));
         }
         Ok(catalog)
     }
@@ -57,13 +73,20 @@ impl Catalog {
         read(&self.tables).get(id).cloned()
     }
 
-    fn add(&self, source: TableSource, table: Table) {
+    fn add(&self, ident: TableIdent, path: Vec<String>, table: Table) {
         let mut tables = write(&self.tables);
         let id = tables.len();
+        let location = if path.is_empty() {
+            self.source.name().to_string()
+        } else {
+            format!("{}/{}", self.source.name(), path.join("/"))
+        };
         tables.push(Arc::new(MountedTable {
             id,
-            path: source.path,
-            location: source.location,
+            path,
+            location,
+            ident,
+            source: self.source.clone(),
             table: RwLock::new(table),
             plans: Mutex::new(HashMap::new()),
         }));
@@ -81,18 +104,21 @@ impl Catalog {
             }
         }
         if self.warehouse {
-            let known: Vec<String> = self.tables().iter().map(|t| t.location.clone()).collect();
-            if let Ok(sources) = source::discover(&self.location) {
-                for s in sources.into_iter().filter(|s| !known.contains(&s.location)) {
-                    match Table::open(&s.location).await {
-                        Ok(t) => {
-                            tracing::info!("new table {}", s.location);
-                            self.add(s, t);
-                            changed += 1;
+            let known: Vec<TableIdent> = self.tables().iter().map(|t| t.ident.clone()).collect();
+            match core_catalog::all_tables(self.source.as_ref()).await {
+                Ok(idents) => {
+                    for ident in idents.into_iter().filter(|i| !known.contains(i)) {
+                        match self.source.load_table(&ident).await {
+                            Ok(t) => {
+                                tracing::info!("new table {ident}");
+                                self.add(ident.clone(), ident.path(), t);
+                                changed += 1;
+                            }
+                            Err(e) => tracing::debug!("not yet a table {ident}: {e}"),
                         }
-                        Err(e) => tracing::debug!("not yet a table {}: {e}", s.location),
                     }
                 }
+                Err(e) => tracing::warn!("cannot list {}: {e}", self.source.name()),
             }
         }
         changed
@@ -105,8 +131,11 @@ pub struct MountedTable {
     pub id: usize,
     /// Where the table sits in the mount (empty: at the root).
     pub path: Vec<String>,
-    /// The location the core opens.
+    /// How logs name the table: its catalog and identifier.
     pub location: String,
+    /// The table's identifier in its catalog.
+    pub ident: TableIdent,
+    source: Arc<dyn core_catalog::Catalog>,
     table: RwLock<Table>,
     plans: Mutex<HashMap<i64, Arc<OnceCell<Arc<SnapshotPlan>>>>>,
 }
@@ -124,7 +153,7 @@ impl MountedTable {
 
     /// Re-reads the table's metadata; returns whether a newer metadata file was found.
     pub async fn refresh(&self) -> Result<bool> {
-        let fresh = Table::open(&self.location).await?;
+        let fresh = self.source.load_table(&self.ident).await?;
         let mut cur = write(&self.table);
         if cur.metadata_file() == fresh.metadata_file() {
             return Ok(false);

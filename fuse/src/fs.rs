@@ -227,7 +227,7 @@ impl Inner {
         let ms = tables
             .iter()
             .filter(|t| match node {
-                Node::Namespace(ns) => t.path.first() == Some(ns),
+                Node::Namespace(ns) => t.path.starts_with(ns),
                 _ => true,
             })
             .map(|t| {

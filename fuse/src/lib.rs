@@ -27,7 +27,6 @@ pub mod mounts;
 pub mod plan;
 pub mod refresh;
 pub mod sizing;
-pub mod source;
 pub mod spill;
 pub mod tree;
 pub mod view;
@@ -37,6 +36,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fuser::{Config, MountOption, Session, SessionACL};
+use icefloe_core::io::StorageConfig;
 
 pub use error::{FuseError, Result};
 pub use fs::IcefloeFs;
@@ -63,6 +63,8 @@ pub struct MountOptions {
     pub allow_other: bool,
     /// Where Parquet views are spilled (default: the system temporary directory).
     pub spill_dir: Option<PathBuf>,
+    /// How to reach the source's storage (options, ambient credentials), from the caller.
+    pub storage: StorageConfig,
 }
 
 impl MountOptions {
@@ -75,6 +77,7 @@ impl MountOptions {
             refresh: DEFAULT_REFRESH,
             allow_other: false,
             spill_dir: None,
+            storage: StorageConfig::none(),
         }
     }
 }
@@ -93,7 +96,8 @@ pub fn mount(opts: &MountOptions, on_mounted: impl FnOnce()) -> Result<()> {
         .build()
         .map_err(|e| FuseError::io("cannot start the tokio runtime", e))?;
     icefloe_core::cache::Caches::init_global((opts.cache_bytes / 4).max(16 << 20));
-    let catalog = Arc::new(rt.block_on(catalog::Catalog::open(&opts.source))?);
+    let catalog =
+        Arc::new(rt.block_on(catalog::Catalog::open(&opts.source, opts.storage.clone()))?);
     let fs = IcefloeFs::new(
         catalog.clone(),
         rt.handle().clone(),

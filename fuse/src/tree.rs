@@ -9,7 +9,7 @@
 //!   snapshots.csv
 //! ```
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::RwLock;
 
 use crate::catalog::Catalog;
@@ -65,8 +65,9 @@ pub struct ViewKey {
 pub enum Node {
     /// The root of a warehouse mount.
     Warehouse,
-    /// A namespace directory of a warehouse.
-    Namespace(String),
+    /// A namespace directory of a warehouse: its levels, outermost first (nested namespaces
+    /// are nested directories).
+    Namespace(Vec<String>),
     /// A table's directory (the root of a single-table mount).
     Table(usize),
     /// `current`, a symlink to the current snapshot of `main`.
@@ -183,28 +184,36 @@ pub fn ref_file_name(name: &str) -> String {
     name.replace('%', "%25").replace('/', "%2F")
 }
 
+/// The entries of a namespace directory (`prefix` its levels; empty for the warehouse root):
+/// the tables directly in it and the namespaces below it that hold tables, sorted by name.
+fn namespace_entries(catalog: &Catalog, prefix: &[String]) -> Vec<(String, Node)> {
+    let mut entries: BTreeMap<String, Node> = BTreeMap::new();
+    for t in catalog.tables() {
+        let Some(rest) = t.path.strip_prefix(prefix) else {
+            continue;
+        };
+        match rest {
+            [name] => {
+                entries.insert(name.clone(), Node::Table(t.id));
+            }
+            [level, _, ..] => {
+                entries
+                    .entry(level.clone())
+                    .or_insert_with(|| Node::Namespace(t.path[..=prefix.len()].to_vec()));
+            }
+            [] => {}
+        }
+    }
+    entries.into_iter().collect()
+}
+
 /// The entries of directory `dir`, in listing order. Listing reads metadata only (and, for
 /// `files/`, the snapshot's manifests): never a data file. `Ok(None)` if `dir` is gone (a
 /// table or snapshot no longer there) or not a directory.
 pub async fn children(catalog: &Catalog, dir: &Node) -> Result<Option<Vec<(String, Node)>>> {
     let entries = match dir {
-        Node::Warehouse => {
-            let namespaces: BTreeSet<String> = catalog
-                .tables()
-                .iter()
-                .filter_map(|t| t.path.first().cloned())
-                .collect();
-            namespaces
-                .into_iter()
-                .map(|ns| (ns.clone(), Node::Namespace(ns)))
-                .collect()
-        }
-        Node::Namespace(ns) => catalog
-            .tables()
-            .iter()
-            .filter(|t| t.path.first() == Some(ns) && t.path.len() == 2)
-            .map(|t| (t.path[1].clone(), Node::Table(t.id)))
-            .collect(),
+        Node::Warehouse => namespace_entries(catalog, &[]),
+        Node::Namespace(ns) => namespace_entries(catalog, ns),
         Node::Table(t) => {
             let Some(table) = catalog.table(*t) else {
                 return Ok(None);

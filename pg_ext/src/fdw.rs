@@ -11,7 +11,8 @@ use std::ffi::{CStr, CString};
 use arrow::record_batch::RecordBatch;
 use futures::stream::BoxStream;
 use futures::StreamExt;
-use icefloe_core::io::Ambient;
+use icefloe_core::catalog::{Catalog, TablePath, Warehouse};
+use icefloe_core::io::{Ambient, StorageConfig};
 use icefloe_core::scan::arrow_schema::{LAST_UPDATED_SEQ, ROW_ID};
 use icefloe_core::scan::metadata_columns::METADATA_COLUMNS;
 use icefloe_core::scan::prune::{PruneStats, Pruner};
@@ -145,17 +146,28 @@ pub fn caches_for(r: &Resolved) -> std::sync::Arc<icefloe_core::cache::Caches> {
 fn open_unpinned(r: &Resolved) -> Result<Table, FdwError> {
     let caches = caches_for(r);
     let location = r.location.clone();
-    let storage = r.storage.clone();
-    let ambient = if r.ambient {
-        Ambient::Use
-    } else {
-        Ambient::Refuse
-    };
+    let storage = StorageConfig::new(
+        r.storage.clone(),
+        if r.ambient {
+            Ambient::Use
+        } else {
+            Ambient::Refuse
+        },
+    );
+    let table = r.table.clone();
     runtime::block_on_interruptible(async move {
-        Table::open_with_config(&location, caches, &storage, ambient).await
+        match table {
+            Some((warehouse, ident)) => {
+                Warehouse::new(&warehouse, storage, caches)?
+                    .load_table(&ident)
+                    .await
+            }
+            None => TablePath::new(&location, storage, caches).load().await,
+        }
     })?
     .map_err(|e| match e {
-        icefloe_core::Error::Location { reason, .. } => FdwError::TableNotFound {
+        icefloe_core::Error::Location { reason, .. }
+        | icefloe_core::Error::NoSuchTable { reason, .. } => FdwError::TableNotFound {
             table: r.display.clone(),
             reason,
         },

@@ -1,16 +1,16 @@
 //! `IMPORT FOREIGN SCHEMA namespace FROM SERVER s INTO local [OPTIONS (...)]`: one foreign
-//! table per Iceberg table under `<warehouse>/<namespace>/` (the Hadoop catalog layout: a
-//! directory with a `metadata/` folder), with `_row_id` and `_last_updated_sequence_number`
+//! table per Iceberg table of the namespace in the server's warehouse (listed by the core's
+//! warehouse catalog), with `_row_id` and `_last_updated_sequence_number`
 //! first, then the columns of the schema read (the current one, or the one of the snapshot the
 //! import options select), `NOT NULL` for required fields and `DEFAULT` from `write-default`.
 //! Import options `snapshot_id`, `as_of` and `ref` are given to every imported table.
 
 use std::ffi::{CStr, CString};
 
-use icefloe_core::io::{Ambient, TableIo};
+use icefloe_core::catalog::{Catalog, Warehouse};
+use icefloe_core::io::{Ambient, StorageConfig};
 use icefloe_core::scan::arrow_schema::{field_to_arrow, LAST_UPDATED_SEQ, ROW_ID};
 use icefloe_core::spec::{Literal, NestedField, PrimitiveType, Type};
-use object_store::path::Path;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 
@@ -76,9 +76,8 @@ unsafe fn import(
         ))
     })?;
     options::check_local_access(warehouse, "warehouse", user)?;
-    let levels = options::parse_namespace(&namespace)?;
-    let ns_option = options::format_namespace(&levels);
-    let ns_location = format!("{}/{}", warehouse.trim_end_matches('/'), levels.join("/"));
+    let ns = options::parse_namespace(&namespace)?;
+    let ns_option = ns.to_string();
     let probe = options::resolve(
         &vec![
             ("namespace".into(), ns_option.clone()),
@@ -88,18 +87,24 @@ unsafe fn import(
         &mapping,
     )?;
     let caches = crate::fdw::caches_for(&probe);
-    let storage = probe.storage;
-    let ambient = if probe.ambient {
-        Ambient::Use
-    } else {
-        Ambient::Refuse
-    };
+    let storage = StorageConfig::new(
+        probe.storage,
+        if probe.ambient {
+            Ambient::Use
+        } else {
+            Ambient::Refuse
+        },
+    );
+    let catalog = Warehouse::new(warehouse, storage, caches)?;
 
-    // Table names under the namespace directory.
-    let names = list_subdirs(&ns_location, &storage, ambient)?;
-    if names.is_empty() {
+    // The tables of the namespace, as the core's warehouse catalog lists them.
+    let listed_ns = ns.clone();
+    let cat = catalog.clone();
+    let tables =
+        runtime::block_on_interruptible(async move { cat.list_tables(&listed_ns).await })??;
+    if tables.is_empty() {
         return Err(FdwError::Options(format!(
-            "namespace {namespace:?} not found: {ns_location} holds no table directories"
+            "namespace {namespace:?} holds no table in warehouse {warehouse}"
         )));
     }
     let listed: Vec<String> = list_of_rangevars((*stmt).table_list);
@@ -113,21 +118,11 @@ unsafe fn import(
         _ => true,
     };
     let mut out = Vec::new();
-    for name in names.iter().filter(|n| wanted(n)) {
-        let location = format!("{ns_location}/{name}");
-        let loc = location.clone();
-        let st = storage.clone();
-        let caches = caches.clone();
-        let opened = runtime::block_on_interruptible(async move {
-            icefloe_core::Table::open_with_config(&loc, caches, &st, ambient).await
-        })?;
-        let table = match opened {
-            Ok(t) => t,
-            // A directory without table metadata is not a table.
-            Err(icefloe_core::Error::Location { .. }) => continue,
-            Err(icefloe_core::Error::NotFound { .. }) => continue,
-            Err(e) => return Err(e.into()),
-        };
+    for ident in tables.iter().filter(|t| wanted(&t.name)) {
+        let name = &ident.name;
+        let cat = catalog.clone();
+        let id = ident.clone();
+        let table = runtime::block_on_interruptible(async move { cat.load_table(&id).await })??;
         let snapshot = table.select(&selector)?;
         let schema = table.read_schema(&selector, snapshot);
         let mut cols = vec![
@@ -174,34 +169,6 @@ unsafe fn list_of_rangevars(list: *mut pg_sys::List) -> Vec<String> {
         }
     }
     out
-}
-
-/// Names of the directories directly under `location`.
-fn list_subdirs(
-    location: &str,
-    storage: &OptionList,
-    ambient: Ambient,
-) -> Result<Vec<String>, FdwError> {
-    let (io, path) = TableIo::open_with_config(location, storage, ambient)?;
-    let store = io.store().clone();
-    let display = location.to_string();
-    let listing = runtime::block_on_interruptible(async move {
-        let prefix = Path::from(path.trim_start_matches('/'));
-        store.list_with_delimiter(Some(&prefix)).await
-    })?;
-    match listing {
-        Ok(l) => {
-            let mut names: Vec<String> = l
-                .common_prefixes
-                .iter()
-                .filter_map(|p| p.filename().map(str::to_string))
-                .collect();
-            names.sort();
-            Ok(names)
-        }
-        Err(object_store::Error::NotFound { .. }) => Ok(Vec::new()),
-        Err(e) => Err(icefloe_core::Error::from_store(display, e).into()),
-    }
 }
 
 /// One column definition: name, type, NOT NULL, DEFAULT, and the Iceberg name as an option

@@ -23,6 +23,8 @@
 
 use std::ffi::CStr;
 
+use icefloe_core::catalog::warehouse::{relative_path, table_location};
+use icefloe_core::catalog::{Namespace, TableIdent};
 use icefloe_core::io::LocationKind;
 use icefloe_core::SnapshotSelector;
 use pgrx::pg_sys;
@@ -267,7 +269,7 @@ pub fn validate(opts: &OptionList, target: OptionTarget) -> Result<(), FdwError>
             match get(opts, "location") {
                 Some(l) => check_local_access(l, "location", user)?,
                 None => {
-                    table_path(opts)?;
+                    table_name(opts)?;
                 }
             }
             selector(opts)?;
@@ -277,113 +279,42 @@ pub fn validate(opts: &OptionList, target: OptionTarget) -> Result<(), FdwError>
     Ok(())
 }
 
-/// The levels of a namespace written as dotted names (`db`, `a.b`); a level holding dots is
-/// written in double quotes (`"v3.x".sub`, `""` for a quote).
-pub fn parse_namespace(text: &str) -> Result<Vec<String>, FdwError> {
-    let bad = |reason: &str| FdwError::BadOption {
+/// A namespace as the `namespace` option writes it: the core's dotted form (`db`, `a.b`; a
+/// level holding dots in double quotes, `"v3.x".sub`), each level a directory name of the
+/// warehouse.
+pub fn parse_namespace(text: &str) -> Result<Namespace, FdwError> {
+    let bad = |reason: String| FdwError::BadOption {
         name: "namespace".into(),
-        reason: format!("{text:?} {reason}"),
+        reason,
     };
-    let mut levels = Vec::new();
-    let mut chars = text.chars().peekable();
-    loop {
-        let mut level = String::new();
-        if chars.peek() == Some(&'"') {
-            chars.next();
-            loop {
-                match chars.next() {
-                    Some('"') if chars.peek() == Some(&'"') => {
-                        chars.next();
-                        level.push('"');
-                    }
-                    Some('"') => break,
-                    Some(c) => level.push(c),
-                    None => return Err(bad("has an unterminated quoted level")),
-                }
-            }
-        } else {
-            while let Some(&c) = chars.peek() {
-                if c == '.' {
-                    break;
-                }
-                if c == '"' {
-                    return Err(bad("has a quote inside an unquoted level"));
-                }
-                level.push(c);
-                chars.next();
-            }
-        }
-        levels.push(check_name_part(&level, "namespace", text)?);
-        match chars.next() {
-            None => return Ok(levels),
-            Some('.') => continue,
-            Some(_) => return Err(bad("has text after a quoted level")),
-        }
+    let ns = Namespace::parse(text).map_err(|e| bad(e.to_string()))?;
+    if ns.is_root() {
+        return Err(bad("must name a namespace".into()));
     }
+    relative_path(ns.levels()).map_err(|r| bad(format!("{text:?}: {r}")))?;
+    Ok(ns)
 }
 
-/// A namespace level or table name: one directory name of the warehouse.
-fn check_name_part(part: &str, option: &str, whole: &str) -> Result<String, FdwError> {
-    if part.is_empty() || part == "." || part == ".." || part.contains('/') || part.contains('\0') {
-        return Err(FdwError::BadOption {
-            name: option.into(),
-            reason: format!(
-                "{whole:?} names {part:?}, which is not a directory name (empty, \".\", \"..\", or holds \"/\")"
-            ),
-        });
-    }
-    Ok(part.to_string())
-}
-
-/// The namespace levels and table name a foreign table's options name: `namespace` and
-/// `table`, or `table` alone as `namespace.table` (every dot separates levels there).
-pub fn table_name(opts: &OptionList) -> Result<(Vec<String>, String), FdwError> {
+/// The table a foreign table's options name: `namespace` and `table`, or `table` alone as
+/// `namespace.table` (read as the core reads table identifiers).
+pub fn table_name(opts: &OptionList) -> Result<TableIdent, FdwError> {
     let Some(t) = get(opts, "table") else {
         return Err(FdwError::Options(
             "a foreign table needs option \"table\" (with \"namespace\", under the server's warehouse) or \"location\"".into(),
         ));
     };
-    match get(opts, "namespace") {
-        Some(ns) => Ok((parse_namespace(ns)?, check_name_part(t, "table", t)?)),
+    let bad = |reason: String| FdwError::BadOption {
+        name: "table".into(),
+        reason,
+    };
+    let ident = match get(opts, "namespace") {
+        Some(ns) => TableIdent::new(parse_namespace(ns)?, t),
         None => {
-            let parts: Vec<&str> = t.split('.').collect();
-            if parts.len() < 2 {
-                return Err(FdwError::BadOption {
-                    name: "table".into(),
-                    reason: format!(
-                        "{t:?} is not of the form namespace.table (or give option \"namespace\")"
-                    ),
-                });
-            }
-            let mut levels = parts
-                .iter()
-                .map(|p| check_name_part(p, "table", t))
-                .collect::<Result<Vec<_>, _>>()?;
-            let table = levels.pop().unwrap_or_default();
-            Ok((levels, table))
+            TableIdent::parse(t).map_err(|e| bad(format!("{e} (or give option \"namespace\")")))?
         }
-    }
-}
-
-/// The path of a table under its warehouse: `<level>/.../<table>`.
-pub fn table_path(opts: &OptionList) -> Result<String, FdwError> {
-    let (levels, table) = table_name(opts)?;
-    Ok(format!("{}/{table}", levels.join("/")))
-}
-
-/// A namespace as the `namespace` option writes it (levels with dots or quotes in quotes).
-pub fn format_namespace(levels: &[String]) -> String {
-    levels
-        .iter()
-        .map(|l| {
-            if l.contains('.') || l.contains('"') {
-                format!("\"{}\"", l.replace('"', "\"\""))
-            } else {
-                l.clone()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(".")
+    };
+    relative_path(&ident.path()).map_err(|r| bad(format!("{t:?}: {r}")))?;
+    Ok(ident)
 }
 
 /// Whether a server's options lend it the machine's ambient credentials.
@@ -447,6 +378,9 @@ pub const PG_EPOCH_OFFSET_MICROS: i64 = 946_684_800_000_000;
 pub struct Resolved {
     /// Table root or metadata file: a URL or a local path.
     pub location: String,
+    /// The server's warehouse and the table in it, when named by `namespace` and `table`
+    /// (loaded through the core's warehouse catalog).
+    pub table: Option<(String, TableIdent)>,
     /// Which snapshot.
     pub selector: SnapshotSelector,
     /// Endpoint settings (server) and secrets (user mapping).
@@ -465,7 +399,7 @@ pub fn resolve(
 ) -> Result<Resolved, FdwError> {
     let ambient = ambient_credentials(server)?;
     let warehouse = get(server, "warehouse");
-    let (location, display) = match get(table, "location") {
+    let (location, display, ident) = match get(table, "location") {
         Some(l) => {
             // Ambient credentials are lent for the server's warehouse only.
             if ambient && !is_local(l)? && !warehouse.is_some_and(|w| under(l, w)) {
@@ -473,19 +407,22 @@ pub fn resolve(
                     "location {l:?} is not under the warehouse of its server, which lends ambient credentials only there"
                 )));
             }
-            (l.to_string(), l.to_string())
+            (l.to_string(), l.to_string(), None)
         }
         None => {
-            let (levels, name) = table_name(table)?;
+            let ident = table_name(table)?;
             let w = warehouse.ok_or_else(|| {
                 FdwError::Options(format!(
-                    "foreign table option table '{name}' needs option \"warehouse\" on its server"
+                    "foreign table option table '{}' needs option \"warehouse\" on its server",
+                    ident.name
                 ))
             })?;
-            (
-                format!("{}/{}/{name}", w.trim_end_matches('/'), levels.join("/")),
-                format!("{}.{name}", format_namespace(&levels)),
-            )
+            let location = table_location(w, &ident).map_err(|reason| FdwError::BadOption {
+                name: "table".into(),
+                reason,
+            })?;
+            let display = ident.to_string();
+            (location, display, Some((w.to_string(), ident)))
         }
     };
     let mut storage: OptionList = server
@@ -501,6 +438,7 @@ pub fn resolve(
     );
     Ok(Resolved {
         location,
+        table: ident,
         selector: selector(table)?,
         storage,
         ambient,

@@ -1,6 +1,7 @@
 //! Arguments shared by the subcommands: the table, the snapshot, the output format.
 
 use clap::{Args, ValueEnum};
+use icefloe_core::io::StorageConfig;
 use icefloe_core::Table;
 
 use crate::time;
@@ -14,13 +15,40 @@ its *.metadata.json files, or a file://, s3://, gs:// or az:// URL of either";
 pub struct TableArgs {
     #[arg(value_name = "TABLE", help = TABLE_HELP)]
     pub table: String,
+    #[command(flatten)]
+    pub storage: StorageArgs,
 }
 
 impl TableArgs {
     /// Opens the table; when that fails, the error says what the path is instead (missing,
     /// a warehouse, a file of another kind).
     pub async fn open(&self) -> anyhow::Result<Table> {
-        crate::open::open(&self.table).await
+        crate::open::open(&self.table, self.storage.config()?).await
+    }
+}
+
+/// How to reach object storage: `--storage-option` over the environment's `AWS_*`,
+/// `AZURE_*` and `GOOGLE_*` variables.
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Storage")]
+pub struct StorageArgs {
+    /// An object_store setting for s3://, az:// and gs:// locations, e.g. aws_region=eu-west-1,
+    /// aws_endpoint=http://127.0.0.1:9000, aws_allow_http=true (repeatable; the keys of the
+    /// Postgres wrapper's options; overrides the AWS_*, AZURE_*, GOOGLE_* variables)
+    #[arg(long = "storage-option", value_name = "KEY=VALUE")]
+    pub storage_options: Vec<String>,
+}
+
+impl StorageArgs {
+    /// The storage configuration the core is handed: the process environment's storage
+    /// variables, these options over them, ambient credentials allowed.
+    pub fn config(&self) -> anyhow::Result<StorageConfig> {
+        let opts = self
+            .storage_options
+            .iter()
+            .map(|o| StorageConfig::parse_option(o))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(StorageConfig::with_env(std::env::vars(), opts))
     }
 }
 

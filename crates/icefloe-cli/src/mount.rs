@@ -12,8 +12,9 @@ use icefloe_fuse::MountOptions;
 /// Arguments of `icefloe mount`.
 #[derive(Args, Debug)]
 pub struct MountArgs {
-    /// A table (directory with metadata/, metadata file or URL), or a warehouse directory whose
-    /// <namespace>/<table>/ subdirectories are tables.
+    /// A table (directory with metadata/, metadata file, or a URL of either), or a warehouse
+    /// (a directory or s3://, az://, gs:// URL) whose <namespace>/<table>/ subdirectories are
+    /// tables.
     pub source: String,
     /// An existing directory to mount on.
     pub mountpoint: PathBuf,
@@ -32,6 +33,8 @@ pub struct MountArgs {
     /// Return once mounted, serving from a background process (stop it with fusermount3 -u).
     #[arg(long)]
     pub daemon: bool,
+    #[command(flatten)]
+    pub storage: crate::args::StorageArgs,
     /// With --daemon: append the background process's log (errors naming unreadable files)
     /// to FILE instead of discarding it.
     #[arg(long, value_name = "FILE", requires = "daemon")]
@@ -50,6 +53,7 @@ pub fn mount(args: MountArgs) -> Result<()> {
     if let Some(missing) = crate::open::missing(&args.source) {
         return Err(missing.into());
     }
+    let storage = args.storage.config()?;
     if args.daemon {
         return daemonize(&args);
     }
@@ -63,6 +67,7 @@ pub fn mount(args: MountArgs) -> Result<()> {
         refresh: Duration::from_secs_f64(args.refresh),
         allow_other: args.allow_other,
         spill_dir: args.spill_dir.clone(),
+        storage,
     };
     icefloe_fuse::mount(&opts, || {
         eprintln!(

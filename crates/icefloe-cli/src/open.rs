@@ -5,7 +5,9 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use icefloe_core::catalog::{all_tables, TablePath, Warehouse};
 use icefloe_core::io::locate::is_metadata_file;
+use icefloe_core::io::StorageConfig;
 use icefloe_core::Table;
 
 /// Why a local path given as `<TABLE>` is not a table.
@@ -39,13 +41,21 @@ fn list(tables: &[String]) -> String {
     s
 }
 
-/// Opens `location` with the core; if that fails and `location` is a local path that is not a
-/// table, says what it is instead of the core's error about the missing metadata.
-pub async fn open(location: &str) -> anyhow::Result<Table> {
-    match Table::open(location).await {
+/// Opens `location` through the core's catalog layer (one table by path or URL); if that
+/// fails and `location` is a local path that is not a table, says what it is instead of the
+/// core's error about the missing metadata.
+pub async fn open(location: &str, storage: StorageConfig) -> anyhow::Result<Table> {
+    let caches = icefloe_core::cache::Caches::global();
+    match TablePath::new(location, storage.clone(), caches)
+        .load()
+        .await
+    {
         Ok(t) => Ok(t),
-        Err(e) => Err(match local_path(location).and_then(|p| diagnose(&p)) {
-            Some(why) => why.into(),
+        Err(e) => Err(match local_path(location) {
+            Some(p) => match diagnose(&p).await {
+                Some(why) => why.into(),
+                None => e.into(),
+            },
             None => e.into(),
         }),
     }
@@ -54,10 +64,15 @@ pub async fn open(location: &str) -> anyhow::Result<Table> {
 /// The error for a local `location` that does not exist.
 pub fn missing(location: &str) -> Option<NotATable> {
     let p = local_path(location)?;
-    match diagnose(&p)? {
-        e @ (NotATable::NoSuchDirectory(_) | NotATable::NoSuchFile(_)) => Some(e),
-        _ => None,
+    if std::fs::metadata(&p).is_ok() {
+        return None;
     }
+    let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    Some(if is_metadata_file(name) {
+        NotATable::NoSuchFile(p)
+    } else {
+        NotATable::NoSuchDirectory(p)
+    })
 }
 
 /// The local path `location` names, if it is local.
@@ -71,15 +86,12 @@ fn local_path(location: &str) -> Option<PathBuf> {
 
 /// What `path` is when it is not a table; `None` when it looks like one (then the core's
 /// error stands: it names the file and the rule broken).
-pub fn diagnose(path: &Path) -> Option<NotATable> {
+pub async fn diagnose(path: &Path) -> Option<NotATable> {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    let Ok(meta) = std::fs::metadata(path) else {
-        return Some(if is_metadata_file(name) {
-            NotATable::NoSuchFile(path.to_path_buf())
-        } else {
-            NotATable::NoSuchDirectory(path.to_path_buf())
-        });
-    };
+    if let Some(m) = missing(path.to_str()?) {
+        return Some(m);
+    }
+    let meta = std::fs::metadata(path).ok()?;
     if meta.is_file() {
         return (!is_metadata_file(name)).then(|| NotATable::File {
             path: path.to_path_buf(),
@@ -99,7 +111,7 @@ pub fn diagnose(path: &Path) -> Option<NotATable> {
             table: path.parent().unwrap_or(path).to_path_buf(),
         });
     }
-    let tables = tables_under(path);
+    let tables = tables_under(path).await;
     Some(if tables.is_empty() {
         NotATable::EmptyDirectory(path.to_path_buf())
     } else {
@@ -110,36 +122,19 @@ pub fn diagnose(path: &Path) -> Option<NotATable> {
     })
 }
 
-/// The tables one level (a namespace) or two levels (a warehouse: `<namespace>/<table>/`)
-/// below `dir`, as relative paths, sorted.
-fn tables_under(dir: &Path) -> Vec<String> {
-    let mut found = Vec::new();
-    for child in subdirs(dir) {
-        let p = dir.join(&child);
-        if p.join("metadata").is_dir() {
-            found.push(child);
-            continue;
-        }
-        for grandchild in subdirs(&p) {
-            if p.join(&grandchild).join("metadata").is_dir() {
-                found.push(format!("{child}/{grandchild}"));
-            }
-        }
-    }
-    found.sort();
-    found
-}
-
-fn subdirs(dir: &Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .flatten()
-                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-                .filter_map(|e| e.file_name().into_string().ok())
-                .filter(|n| !n.starts_with('.'))
-                .collect()
-        })
+/// The tables below `dir` (a warehouse or one of its namespaces), as the core's warehouse
+/// catalog lists them, as relative paths, sorted.
+async fn tables_under(dir: &Path) -> Vec<String> {
+    let Some(location) = dir.to_str() else {
+        return Vec::new();
+    };
+    let caches = icefloe_core::cache::Caches::global();
+    let Ok(w) = Warehouse::new(location, StorageConfig::none(), caches) else {
+        return Vec::new();
+    };
+    all_tables(&w)
+        .await
+        .map(|t| t.iter().map(|t| t.path().join("/")).collect())
         .unwrap_or_default()
 }
 
@@ -167,32 +162,56 @@ fn file_kind(path: &Path) -> &'static str {
 mod tests {
     use super::*;
 
-    #[test]
-    fn says_what_a_path_is() {
+    #[tokio::test]
+    async fn says_what_a_path_is() {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path();
         std::fs::create_dir_all(root.join("db/b/metadata")).unwrap();
+        std::fs::write(root.join("db/b/metadata/v1.metadata.json"), "{}").unwrap();
         std::fs::create_dir_all(root.join("db/a/metadata")).unwrap();
         std::fs::create_dir_all(root.join("db/a/data")).unwrap();
         std::fs::write(root.join("db/a/metadata/v1.metadata.json"), "{}").unwrap();
         std::fs::write(root.join("db/a/data/f.parquet"), b"PAR1....").unwrap();
-        let text = |p: &Path| diagnose(p).map(|d| d.to_string());
-        let w = text(root).unwrap();
+
+        let w = diagnose(root).await.map(|d| d.to_string()).unwrap();
         assert!(
             w.contains("is a warehouse") && w.contains("db/a, db/b"),
             "{w}"
         );
-        let ns = text(&root.join("db")).unwrap();
+        let ns = diagnose(&root.join("db"))
+            .await
+            .map(|d| d.to_string())
+            .unwrap();
         assert!(ns.contains(": a, b (give"), "{ns}");
-        assert_eq!(text(&root.join("db/a")), None);
-        assert_eq!(text(&root.join("db/a/metadata/v1.metadata.json")), None);
-        let m = text(&root.join("db/a/metadata")).unwrap();
+        assert_eq!(
+            diagnose(&root.join("db/a")).await.map(|d| d.to_string()),
+            None
+        );
+        assert_eq!(
+            diagnose(&root.join("db/a/metadata/v1.metadata.json"))
+                .await
+                .map(|d| d.to_string()),
+            None
+        );
+        let m = diagnose(&root.join("db/a/metadata"))
+            .await
+            .map(|d| d.to_string())
+            .unwrap();
         assert!(m.contains("metadata directory of the table"), "{m}");
-        let f = text(&root.join("db/a/data/f.parquet")).unwrap();
+        let f = diagnose(&root.join("db/a/data/f.parquet"))
+            .await
+            .map(|d| d.to_string())
+            .unwrap();
         assert!(f.contains("is a Parquet file"), "{f}");
-        let d = text(&root.join("db/a/data")).unwrap();
+        let d = diagnose(&root.join("db/a/data"))
+            .await
+            .map(|d| d.to_string())
+            .unwrap();
         assert!(d.contains("no table under it"), "{d}");
-        let none = text(&root.join("nope")).unwrap();
+        let none = diagnose(&root.join("nope"))
+            .await
+            .map(|d| d.to_string())
+            .unwrap();
         assert!(none.starts_with("no such directory: "), "{none}");
     }
 }

@@ -49,24 +49,20 @@ impl Warehouse {
     /// The location of a table's directory: `<warehouse>/<level>/.../<name>`. Errors when a
     /// level or the name is not a directory name.
     pub fn table_location(&self, table: &TableIdent) -> crate::Result<String> {
-        let rel = self.relative(&table.path(), &table.to_string())?;
-        Ok(format!("{}/{rel}", self.location))
+        table_location(&self.location, table).map_err(|reason| crate::Error::Catalog {
+            catalog: self.location.clone(),
+            subject: table.to_string(),
+            reason,
+        })
     }
 
     /// `parts` joined as a path below the warehouse, each checked to be one directory name.
     fn relative(&self, parts: &[String], subject: &str) -> crate::Result<String> {
-        for p in parts {
-            if p.is_empty() || p == "." || p == ".." || p.contains('/') || p.contains('\0') {
-                return Err(crate::Error::Catalog {
-                    catalog: self.location.clone(),
-                    subject: subject.to_string(),
-                    reason: format!(
-                        "{p:?} is not a directory name (empty, \".\", \"..\", or holds \"/\"), so no table of a Hadoop-layout warehouse has it"
-                    ),
-                });
-            }
-        }
-        Ok(parts.join("/"))
+        relative_path(parts).map_err(|reason| crate::Error::Catalog {
+            catalog: self.location.clone(),
+            subject: subject.to_string(),
+            reason,
+        })
     }
 
     /// The directory of a namespace inside the store.
@@ -178,6 +174,27 @@ impl Catalog for Warehouse {
         )
         .await
     }
+}
+
+/// The path of a namespace or table below a warehouse: its levels (and name) joined by `/`.
+/// Errors (saying why) when one is not a single directory name: empty, `.`, `..`, or holding
+/// `/` or NUL, which would step out of its parent or name no directory.
+pub fn relative_path(parts: &[String]) -> Result<String, String> {
+    for p in parts {
+        if p.is_empty() || p == "." || p == ".." || p.contains('/') || p.contains('\0') {
+            return Err(format!(
+                "{p:?} is not a directory name (empty, \".\", \"..\", or holds \"/\"), so no namespace or table of a Hadoop-layout warehouse has it"
+            ));
+        }
+    }
+    Ok(parts.join("/"))
+}
+
+/// The location of a table's directory in the warehouse at `warehouse`:
+/// `<warehouse>/<level>/.../<name>`; errors as [`relative_path`].
+pub fn table_location(warehouse: &str, table: &TableIdent) -> Result<String, String> {
+    let rel = relative_path(&table.path())?;
+    Ok(format!("{}/{rel}", warehouse.trim_end_matches('/')))
 }
 
 /// Whether `location` is one table rather than a warehouse: a metadata file's name, or a

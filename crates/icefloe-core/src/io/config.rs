@@ -50,6 +50,24 @@ impl StorageConfig {
         StorageConfig::new(env.chain(options), Ambient::Use)
     }
 
+    /// Reads one `key=value` option (`--storage-option`), checking that some store knows the
+    /// key: `object_store` ignores keys it does not know, so a misspelt credential would
+    /// otherwise be dropped without a word.
+    pub fn parse_option(text: &str) -> crate::Result<(String, String)> {
+        let Some((k, v)) = text.split_once('=') else {
+            return Err(crate::Error::InvalidArgument(format!(
+                "storage option {text:?} is not of the form key=value (e.g. aws_region=eu-west-1)"
+            )));
+        };
+        let key = k.trim().to_ascii_lowercase();
+        if !is_known_key(&key) {
+            return Err(crate::Error::InvalidArgument(format!(
+                "unknown storage option {key:?}: give an object_store configuration key such as aws_region, aws_endpoint, aws_access_key_id, azure_storage_account_name, google_service_account_key or allow_http"
+            )));
+        }
+        Ok((key, v.to_string()))
+    }
+
     /// The value of option `key` (lower case), if set.
     pub fn get(&self, key: &str) -> Option<&str> {
         self.options
@@ -62,6 +80,23 @@ impl StorageConfig {
     /// `location` inside it.
     pub fn open(&self, location: &str) -> crate::Result<(TableIo, String)> {
         TableIo::open_with_config(location, &self.options, self.ambient)
+    }
+}
+
+/// Whether one of the object stores takes configuration key `key`.
+fn is_known_key(key: &str) -> bool {
+    #[cfg(feature = "cloud")]
+    {
+        use std::str::FromStr;
+        object_store::aws::AmazonS3ConfigKey::from_str(key).is_ok()
+            || object_store::gcp::GoogleConfigKey::from_str(key).is_ok()
+            || object_store::azure::AzureConfigKey::from_str(key).is_ok()
+            || object_store::ClientConfigKey::from_str(key).is_ok()
+    }
+    #[cfg(not(feature = "cloud"))]
+    {
+        let _ = key;
+        false
     }
 }
 
@@ -98,5 +133,19 @@ mod tests {
             Ambient::Refuse,
         );
         assert!(!format!("{secret:?}").contains("s3cr3t"));
+        assert_eq!(
+            StorageConfig::parse_option("AWS_Region=eu-west-1=x").unwrap(),
+            ("aws_region".to_string(), "eu-west-1=x".to_string())
+        );
+        for ok in [
+            "aws_endpoint=x",
+            "allow_http=true",
+            "azure_storage_account_name=a",
+            "google_base_url=u",
+        ] {
+            assert!(StorageConfig::parse_option(ok).is_ok(), "{ok}");
+        }
+        assert!(StorageConfig::parse_option("aws_secret_acess_key=x").is_err());
+        assert!(StorageConfig::parse_option("novalue").is_err());
     }
 }

@@ -16,7 +16,7 @@ use pgrx::prelude::*;
 
 use crate::convert::natural_type;
 use crate::error::{FdwError, OrReport};
-use crate::options::{self, OptionList};
+use crate::options;
 use crate::pgutil::{self, quote_ident, quote_literal};
 use crate::runtime;
 

@@ -755,3 +755,68 @@ fn daemon_mode_returns_once_mounted() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// `--storage-option k=v` arguments.
+fn storage_args(opts: &[(String, String)]) -> Vec<String> {
+    opts.iter()
+        .flat_map(|(k, v)| ["--storage-option".to_string(), format!("{k}={v}")])
+        .collect()
+}
+
+#[test]
+fn a_warehouse_on_s3_mounts_as_namespace_and_table_directories() {
+    use icefloe_testkit::servers;
+    let s3 = servers::moto();
+    servers::create_s3_bucket(&s3, "lake");
+    let opts = servers::s3_options(&s3);
+    servers::upload_warehouse("s3://lake/", "wh", &opts);
+    // A nested namespace: deep.er.v3_basic.
+    servers::upload_dir(
+        &table_dir("v3_basic"),
+        "s3://lake/",
+        "wh/deep/er/v3_basic",
+        &opts,
+    );
+    let args = storage_args(&opts);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let m = Mount::new(Path::new("s3://lake/wh"), &args);
+    let mut top: Vec<String> = std::fs::read_dir(m.path())
+        .expect("ls root")
+        .map(|e| e.expect("entry").file_name().into_string().expect("utf-8"))
+        .collect();
+    top.sort();
+    assert_eq!(top, ["db", "deep"]);
+    let mut failures = Vec::new();
+    let snaps = all_snapshots();
+    let mut tables: Vec<String> = snaps.iter().map(|s| s.table.clone()).collect();
+    tables.dedup();
+    let mut listed: Vec<String> = std::fs::read_dir(m.path().join("db"))
+        .expect("ls db")
+        .map(|e| e.expect("entry").file_name().into_string().expect("utf-8"))
+        .collect();
+    listed.sort();
+    tables.sort();
+    assert_eq!(listed, tables);
+    for s in &snaps {
+        let csv = m
+            .path()
+            .join("db")
+            .join(&s.table)
+            .join("snapshots")
+            .join(s.snapshot_id.to_string())
+            .join("data.csv");
+        let text = std::fs::read_to_string(&csv).expect("read data.csv");
+        let records = parse_csv(&text);
+        let want = s.expected_rows();
+        if let Some(d) = diff_rows(&csv_to_rows(&records, &want), &want) {
+            failures.push(format!("{}@{}: {d}", s.table, s.snapshot_id));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // The nested copy reads the same rows as the original's current snapshot.
+    let nested = std::fs::read_to_string(m.path().join("deep/er/v3_basic/current/data.csv"))
+        .expect("nested table");
+    let original = std::fs::read_to_string(m.path().join("db/v3_basic/current/data.csv"))
+        .expect("original table");
+    assert_eq!(nested, original);
+}

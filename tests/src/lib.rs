@@ -2,6 +2,8 @@
 //! with every snapshot's rows as that engine reads them) and a multiset comparison of rows
 //! that follows `fixtures/README.md`'s value encoding.
 
+pub mod servers;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 

@@ -57,6 +57,12 @@ pub unsafe extern "C-unwind" fn icefloe_fdw_handler(
     (*routine).ImportForeignSchema = Some(crate::import::import_foreign_schema);
     (*routine).GetForeignUpperPaths = Some(crate::count::get_foreign_upper_paths);
     (*routine).AnalyzeForeignTable = Some(crate::analyze::analyze_foreign_table);
+    (*routine).IsForeignScanParallelSafe = Some(is_parallel_safe);
+    (*routine).EstimateDSMForeignScan = Some(estimate_dsm);
+    (*routine).InitializeDSMForeignScan = Some(initialize_dsm);
+    (*routine).ReInitializeDSMForeignScan = Some(reinitialize_dsm);
+    (*routine).InitializeWorkerForeignScan = Some(initialize_worker);
+    (*routine).ShutdownForeignScan = Some(shutdown_foreign_scan);
     pg_sys::Datum::from(routine)
 }
 
@@ -111,7 +117,7 @@ pub fn resolve_table(opts: &CatalogOptions, user: pg_sys::Oid) -> Result<Resolve
 /// transaction ([`crate::pin`]), else the newest (cached metadata).
 pub fn open_table(r: &Resolved) -> Result<Table, FdwError> {
     let key = format!("{}\u{0}{:?}\u{0}{}", r.location, r.storage, r.ambient);
-    crate::pin::pinned(&key, || open_unpinned(r))
+    crate::pin::pinned(&key, || open_unpinned(r, &r.location))
 }
 
 thread_local! {
@@ -143,9 +149,10 @@ pub fn caches_for(r: &Resolved) -> std::sync::Arc<icefloe_core::cache::Caches> {
     })
 }
 
-fn open_unpinned(r: &Resolved) -> Result<Table, FdwError> {
+/// Opens `location` (the table's, or one of its metadata files: a parallel worker reads the
+/// version its leader pinned) with `r`'s storage settings and credentials.
+fn open_unpinned(r: &Resolved, location: &str) -> Result<Table, FdwError> {
     let caches = caches_for(r);
-    let location = r.location.clone();
     let storage = StorageConfig::new(
         r.storage.clone(),
         if r.ambient {
@@ -154,7 +161,13 @@ fn open_unpinned(r: &Resolved) -> Result<Table, FdwError> {
             Ambient::Refuse
         },
     );
-    let table = r.table.clone();
+    // A metadata file (a parallel worker's) is opened by its path.
+    let table = if location == r.location {
+        r.table.clone()
+    } else {
+        None
+    };
+    let location = location.to_string();
     runtime::block_on_interruptible(async move {
         match table {
             Some((warehouse, ident)) => {
@@ -203,6 +216,7 @@ unsafe extern "C-unwind" fn get_foreign_rel_size(
         (*rel).rd_att,
         used.as_deref(),
         effective_user((*baserel).userid),
+        None,
     );
     pg_sys::RelationClose(rel);
     let prepared = prepared.or_report();
@@ -219,6 +233,14 @@ unsafe extern "C-unwind" fn get_foreign_rel_size(
         })
         .unwrap_or(1000.0);
     (*baserel).tuples = total;
+    // Pages of data, for the planner's choice of parallel workers.
+    let bytes = prepared
+        .snapshot
+        .as_ref()
+        .and_then(|s| s.summary_i64("total-files-size"))
+        .unwrap_or(0)
+        .max(0) as f64;
+    (*baserel).pages = (bytes / pg_sys::BLCKSZ as f64).min(u32::MAX as f64) as pg_sys::BlockNumber;
     let sel = pg_sys::clauselist_selectivity(
         root,
         (*baserel).baserestrictinfo,
@@ -266,7 +288,42 @@ unsafe extern "C-unwind" fn get_foreign_paths(
     let tuples = (*baserel).tuples;
     let startup = 10.0;
     // Reading and decoding a row costs about what a sequential scan of a heap row does.
-    let total = startup + tuples * (pg_sys::cpu_tuple_cost * 2.0) + rows * pg_sys::cpu_tuple_cost;
+    let run = tuples * (pg_sys::cpu_tuple_cost * 2.0) + rows * pg_sys::cpu_tuple_cost;
+    let path = foreign_path(root, baserel, rows, startup, startup + run);
+    pg_sys::add_path(baserel, path as *mut pg_sys::Path);
+    // A parallel scan: the leader and its workers share the units (crate::parallel).
+    if (*baserel).consider_parallel {
+        let workers = pg_sys::compute_parallel_worker(
+            baserel,
+            (*baserel).pages as f64,
+            -1.0,
+            pg_sys::max_parallel_workers_per_gather,
+        );
+        if workers > 0 {
+            let divisor = workers as f64 + 1.0;
+            let partial = foreign_path(
+                root,
+                baserel,
+                pg_sys::clamp_row_est(rows / divisor),
+                startup,
+                startup + run / divisor,
+            );
+            (*partial).path.parallel_aware = true;
+            (*partial).path.parallel_safe = true;
+            (*partial).path.parallel_workers = workers;
+            pg_sys::add_partial_path(baserel, partial as *mut pg_sys::Path);
+        }
+    }
+}
+
+/// A plain foreign scan path of `baserel`.
+unsafe fn foreign_path(
+    root: *mut pg_sys::PlannerInfo,
+    baserel: *mut pg_sys::RelOptInfo,
+    rows: f64,
+    startup: f64,
+    total: f64,
+) -> *mut pg_sys::ForeignPath {
     #[cfg(any(feature = "pg13", feature = "pg14", feature = "pg15", feature = "pg16"))]
     let path = pg_sys::create_foreignscan_path(
         root,
@@ -309,7 +366,18 @@ unsafe extern "C-unwind" fn get_foreign_paths(
         std::ptr::null_mut(),
         std::ptr::null_mut(),
     );
-    pg_sys::add_path(baserel, path as *mut pg_sys::Path);
+    path
+}
+
+/// `IsForeignScanParallelSafe`: a scan reads files through the core, which any backend can
+/// do; workers read the leader's pinned metadata (crate::parallel).
+#[pg_guard]
+unsafe extern "C-unwind" fn is_parallel_safe(
+    _root: *mut pg_sys::PlannerInfo,
+    _rel: *mut pg_sys::RelOptInfo,
+    _rte: *mut pg_sys::RangeTblEntry,
+) -> bool {
+    true
 }
 
 #[pg_guard]
@@ -380,6 +448,10 @@ pub(crate) struct ScanState {
     batch_rows: usize,
     row: usize,
     done: bool,
+    /// Whether the stream was started (scans start at their first row).
+    started: bool,
+    /// Set in a parallel scan: the shared counter the units are claimed from.
+    claims: Option<crate::parallel::Claims>,
 }
 
 impl ScanState {
@@ -423,7 +495,7 @@ impl ScanState {
         rd_att: pg_sys::TupleDesc,
         user: pg_sys::Oid,
     ) -> Result<ScanState, FdwError> {
-        let p = prepare(relid, rd_att, None, user)?;
+        let p = prepare(relid, rd_att, None, user, None)?;
         let tasks = runtime::block_on_interruptible(p.scan.clone().plan_files())??;
         let kept = tasks.len();
         let mut state = ScanState {
@@ -442,22 +514,47 @@ impl ScanState {
             batch_rows: 0,
             row: 0,
             rows_read: 0,
-            done: true,
+            done: false,
+            started: false,
+            claims: None,
         };
         state.start_stream();
         Ok(state)
     }
 
+    /// Starts reading: every unit, or in a parallel scan the units this process claims.
     fn start_stream(&mut self) {
-        self.stream = self.scan.as_ref().map(|s| s.read_tasks(self.tasks.clone()));
+        self.stream = self.scan.as_ref().map(|s| match self.claims {
+            None => s.read_tasks(self.tasks.clone()),
+            Some(claims) => {
+                let (scan, tasks) = (s.clone(), std::sync::Arc::new(self.tasks.clone()));
+                futures::stream::iter(std::iter::from_fn(move || claims.claim()))
+                    .flat_map(move |i| scan.read_task(tasks[i].clone()))
+                    .boxed()
+            }
+        });
         self.readers.clear();
         self.batch_rows = 0;
         self.row = 0;
+        self.started = true;
         self.done = self.stream.is_none();
+    }
+
+    /// Forgets what was read: the next row starts the scan again.
+    fn restart(&mut self) {
+        self.stream = None;
+        self.readers.clear();
+        self.batch_rows = 0;
+        self.row = 0;
+        self.started = false;
+        self.done = false;
     }
 
     /// Moves to the next non-empty batch; `false` at the end.
     fn next_batch(&mut self) -> Result<bool, FdwError> {
+        if !self.started {
+            self.start_stream();
+        }
         loop {
             let Some(stream) = self.stream.as_mut() else {
                 return Ok(false);
@@ -546,8 +643,8 @@ struct Prepared {
     push_columns: HashMap<i16, PushColumn>,
 }
 
-/// Resolves, opens (pinned) and checks a foreign table for a scan as role `user` of the
-/// columns `used` (1-based; `None` = all). Errors: the user may not read the location, a
+/// Resolves, opens (pinned, or metadata file `metadata_file` when given) and checks a
+/// foreign table for a scan as role `user` of the columns `used` (1-based; `None` = all). Errors: the user may not read the location, a
 /// column is unknown, a declared type cannot hold the Iceberg values exactly, or a NOT NULL
 /// column could read NULL.
 unsafe fn prepare(
@@ -555,11 +652,15 @@ unsafe fn prepare(
     rd_att: pg_sys::TupleDesc,
     used: Option<&[i32]>,
     user: pg_sys::Oid,
+    metadata_file: Option<&str>,
 ) -> Result<Prepared, FdwError> {
     let relname = relation_name(relid);
     let opts = catalog_options(relid, user);
     let resolved = resolve_table(&opts, user)?;
-    let table = open_table(&resolved)?;
+    let table = match metadata_file {
+        Some(m) => open_unpinned(&resolved, m)?,
+        None => open_table(&resolved)?,
+    };
     let tupdesc = PgTupleDesc::from_pg_unchecked(rd_att);
     let natts = tupdesc.len();
 
@@ -791,16 +892,30 @@ unsafe fn scan_user(node: *mut pg_sys::ForeignScanState, rti: u32) -> pg_sys::Oi
 #[pg_guard]
 unsafe extern "C-unwind" fn begin_foreign_scan(
     node: *mut pg_sys::ForeignScanState,
-    eflags: std::os::raw::c_int,
+    _eflags: std::os::raw::c_int,
 ) {
-    let state = begin(node, eflags).or_report();
-    let ptr = PgMemoryContexts::CurrentMemoryContext.leak_and_drop_on_delete(state);
+    // A parallel worker starts once it knows the metadata its leader read
+    // (initialize_worker).
+    if pg_sys::ParallelWorkerNumber >= 0 && (*(*node).ss.ps.plan).parallel_aware {
+        (*node).fdw_state = std::ptr::null_mut();
+        return;
+    }
+    let state = begin(node, None).or_report();
+    keep_state(node, state);
+}
+
+/// Hands `state` to the query's memory context (dropped with it, also on ERROR).
+unsafe fn keep_state(node: *mut pg_sys::ForeignScanState, state: ScanState) {
+    let cxt = (*(*node).ss.ps.state).es_query_cxt;
+    let ptr = PgMemoryContexts::For(cxt).leak_and_drop_on_delete(state);
     (*node).fdw_state = ptr as *mut std::ffi::c_void;
 }
 
+/// Prepares a scan node's read: of the pinned table version, or (a parallel worker) of
+/// metadata file `metadata_file`. Nothing is read before the first row.
 unsafe fn begin(
     node: *mut pg_sys::ForeignScanState,
-    eflags: std::os::raw::c_int,
+    metadata_file: Option<&str>,
 ) -> Result<ScanState, FdwError> {
     let plan = (*node).ss.ps.plan as *mut pg_sys::ForeignScan;
     let counted = crate::count::counted(plan);
@@ -808,7 +923,7 @@ unsafe fn begin(
         // count(*) pushed down: no scan relation; the scan tuple holds the counts.
         Some((relid, rti)) => {
             let rel = pg_sys::RelationIdGetRelation(relid);
-            let p = prepare(relid, (*rel).rd_att, Some(&[]), scan_user(node, rti));
+            let p = prepare(relid, (*rel).rd_att, Some(&[]), scan_user(node, rti), None);
             pg_sys::RelationClose(rel);
             let slot = (*node).ss.ss_ScanTupleSlot;
             (p?, (*(*slot).tts_tupleDescriptor).natts as usize)
@@ -821,6 +936,7 @@ unsafe fn begin(
                 (*rel).rd_att,
                 used.as_deref(),
                 scan_user(node, (*plan).scan.scanrelid),
+                metadata_file,
             )?;
             (p, (*(*rel).rd_att).natts as usize)
         }
@@ -842,7 +958,10 @@ unsafe fn begin(
     );
     let scan_for_plan = p.scan.clone();
     let tasks = runtime::block_on_interruptible(scan_for_plan.plan_files())??;
-    let (tasks, stats) = pruner.prune(tasks);
+    let (mut tasks, stats) = pruner.prune(tasks);
+    if (*plan).scan.plan.parallel_aware {
+        crate::parallel::order(&mut tasks);
+    }
     // The same conditions skip row groups inside the files read.
     let scan = if pushed.is_empty() {
         p.scan
@@ -856,7 +975,7 @@ unsafe fn begin(
         returned: false,
     });
 
-    let mut state = ScanState {
+    let state = ScanState {
         agg,
         display: p.resolved.display.clone(),
         snapshot_id: p.snapshot.as_ref().map(|s| s.snapshot_id),
@@ -872,11 +991,10 @@ unsafe fn begin(
         batch_rows: 0,
         row: 0,
         rows_read: 0,
-        done: true,
+        done: false,
+        started: false,
+        claims: None,
     };
-    if eflags & pg_sys::EXEC_FLAG_EXPLAIN_ONLY as i32 == 0 {
-        state.start_stream();
-    }
     Ok(state)
 }
 
@@ -933,7 +1051,78 @@ unsafe extern "C-unwind" fn rescan_foreign_scan(node: *mut pg_sys::ForeignScanSt
         if let Some(agg) = state.agg.as_mut() {
             agg.returned = false;
         }
-        state.start_stream();
+        state.restart();
+    }
+}
+
+/// The metadata file a scan node's state read.
+unsafe fn metadata_file_of(node: *mut pg_sys::ForeignScanState) -> Option<String> {
+    let state = state_of(node)?;
+    Some(state.scan.as_ref()?.table().metadata_file().to_string())
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn estimate_dsm(
+    node: *mut pg_sys::ForeignScanState,
+    _pcxt: *mut pg_sys::ParallelContext,
+) -> pg_sys::Size {
+    crate::parallel::size(&metadata_file_of(node).unwrap_or_default())
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn initialize_dsm(
+    node: *mut pg_sys::ForeignScanState,
+    _pcxt: *mut pg_sys::ParallelContext,
+    coordinate: *mut std::ffi::c_void,
+) {
+    let location = metadata_file_of(node).unwrap_or_default();
+    let Some(state) = state_of(node) else { return };
+    let fp = crate::parallel::fingerprint(state.snapshot_id, &state.tasks);
+    crate::parallel::init(coordinate, &location, state.tasks.len() as u64, fp);
+    state.claims = Some(crate::parallel::Claims::new(coordinate));
+    state.restart();
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn reinitialize_dsm(
+    node: *mut pg_sys::ForeignScanState,
+    _pcxt: *mut pg_sys::ParallelContext,
+    coordinate: *mut std::ffi::c_void,
+) {
+    crate::parallel::reset(coordinate);
+    if let Some(state) = state_of(node) {
+        state.claims = Some(crate::parallel::Claims::new(coordinate));
+        state.restart();
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn initialize_worker(
+    node: *mut pg_sys::ForeignScanState,
+    _toc: *mut pg_sys::shm_toc,
+    coordinate: *mut std::ffi::c_void,
+) {
+    let state = (|| {
+        let location = crate::parallel::location(coordinate)?;
+        let mut state = begin(node, (!location.is_empty()).then_some(location.as_str()))?;
+        let fp = crate::parallel::fingerprint(state.snapshot_id, &state.tasks);
+        crate::parallel::check(coordinate, state.tasks.len() as u64, fp)?;
+        state.claims = Some(crate::parallel::Claims::new(coordinate));
+        Ok::<_, FdwError>(state)
+    })()
+    .or_report();
+    keep_state(node, state);
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn shutdown_foreign_scan(node: *mut pg_sys::ForeignScanState) {
+    // The parallel context (and the shared counter) goes away after this: stop using it.
+    if let Some(state) = state_of(node) {
+        if state.claims.take().is_some() {
+            state.stream = None;
+            state.readers.clear();
+            state.done = true;
+        }
     }
 }
 
@@ -981,6 +1170,9 @@ unsafe extern "C-unwind" fn explain_foreign_scan(
         );
     }
     int("Files Scanned", state.stats.kept as i64);
+    if (*(*node).ss.ps.plan).parallel_aware {
+        int("Units", state.tasks.len() as i64);
+    }
     int("Files Skipped", state.stats.skipped as i64);
     if (*es).analyze {
         int("Rows Read", state.rows_read as i64);

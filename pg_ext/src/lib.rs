@@ -25,6 +25,7 @@ pub mod import;
 pub mod metadata;
 pub mod options;
 pub mod pgutil;
+pub mod parallel;
 pub mod pin;
 pub mod quals;
 pub mod runtime;

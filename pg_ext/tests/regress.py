@@ -1399,6 +1399,75 @@ def metadata_columns_read():
     psql("DROP FOREIGN TABLE mc")
 
 
+PARALLEL = ("SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0; "
+            "SET max_parallel_workers_per_gather = 2; "
+            # Tiny tables: make the parallel plan's saving exceed the planner's 1% cost fuzz.
+            "SET cpu_tuple_cost = 1; ")
+SERIAL = "SET max_parallel_workers_per_gather = 0; "
+
+
+def gather_of(plan):
+    """The first Gather node of a JSON plan, or None."""
+    if plan.get("Node Type") == "Gather":
+        return plan
+    for p in plan.get("Plans", []):
+        g = gather_of(p)
+        if g:
+            return g
+    return None
+
+
+@test
+def parallel_scan_returns_the_serial_rows():
+    """Item 11: a parallel plan (Gather over a parallel-aware foreign scan, workers launched)
+    returns exactly the serial rows: every column of every row (deletion vectors, position and
+    equality deletes, row lineage), also when only the workers read (no leader
+    participation)."""
+    edge_table("dup_pos_deletes")
+    psql(f"DROP FOREIGN TABLE IF EXISTS par_dup; CREATE FOREIGN TABLE par_dup (id bigint) SERVER lake "
+         f"OPTIONS (location '{edge_table('dup_pos_deletes')}')")
+    tables = ["cur.v3_dv_large", "cur.v3_lineage", "cur.equality_deletes_v2", "cur.equality_deletes_v3",
+              "cur.v2_upgraded", "cur.partitioned", "cur.schema_evolution", "par_dup"]
+    for t in tables:
+        q = f"SELECT count(*), md5(string_agg(x::text, '|' ORDER BY x::text)) FROM {t} x"
+        serial = psql(SERIAL + q).strip()
+        for extra in ("", "SET parallel_leader_participation = off; "):
+            plan = json.loads(psql(PARALLEL + extra + f"EXPLAIN (ANALYZE, FORMAT JSON) {q}"))[0]["Plan"]
+            g = gather_of(plan)
+            assert g and g["Workers Launched"] >= 1, (t, plan)
+            scan = g["Plans"][0]
+            assert scan["Node Type"] == "Foreign Scan" and scan["Parallel Aware"], (t, scan)
+            got = psql(PARALLEL + extra + q).strip()
+            assert got == serial, (t, extra, got, serial)
+    # Lineage columns and a condition, summed by partial aggregates in the workers.
+    q = "SELECT count(*), sum(_row_id), sum(_last_updated_sequence_number), sum(id) FROM cur.v3_dv_large WHERE id % 7 <> 3"
+    psql("DROP FOREIGN TABLE IF EXISTS par_lin; CREATE FOREIGN TABLE par_lin (_row_id bigint, "
+         "_last_updated_sequence_number bigint, id bigint) SERVER lake OPTIONS (\"table\" 'db.v3_dv_large')")
+    q = q.replace("cur.v3_dv_large", "par_lin")
+    serial = psql(SERIAL + q).strip()
+    assert psql(PARALLEL + q).strip() == serial
+    plan = psql(PARALLEL + f"EXPLAIN {q}")
+    assert "Partial Aggregate" in plan and "Gather" in plan, plan
+    psql("DROP FOREIGN TABLE par_lin; DROP FOREIGN TABLE par_dup")
+
+
+@test
+def parallel_workers_read_the_pinned_snapshot():
+    """Item 11 with item 7: inside a REPEATABLE READ transaction the workers of a parallel
+    scan read the metadata version the transaction pinned, not a newer one."""
+    d, set_version = scratch_table("v3_basic", "par_pinned", 2)
+    hint = os.path.join(d, "metadata", "version-hint.text")
+    psql(f"DROP FOREIGN TABLE IF EXISTS par_pin; CREATE FOREIGN TABLE par_pin (id bigint) SERVER lake OPTIONS (location '{d}')")
+    q = "SELECT count(id) FROM par_pin"
+    out = psql(PARALLEL + "SET parallel_leader_participation = off;\nBEGIN ISOLATION LEVEL REPEATABLE READ;\n"
+               f"{q};\nCOPY (SELECT '12') TO '{hint}';\nEXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) {q};\n{q};\nCOMMIT;\n{q};\n")
+    lines = out.split("\n")
+    assert "Workers Launched: 2" in out or "Workers Launched: 1" in out, out
+    nums = [int(x) for x in lines if x.strip().isdigit()]
+    assert nums == [1000, 1000, 1201], (nums, out)
+    psql("DROP FOREIGN TABLE par_pin")
+
+
 # ---------------------------------------------------------------------------------------------
 
 

@@ -528,8 +528,9 @@ impl ScanState {
             None => s.read_tasks(self.tasks.clone()),
             Some(claims) => {
                 let (scan, tasks) = (s.clone(), std::sync::Arc::new(self.tasks.clone()));
+                // One claimed unit at a time, decoded on the runtime's worker thread.
                 futures::stream::iter(std::iter::from_fn(move || claims.claim()))
-                    .flat_map(move |i| scan.read_task(tasks[i].clone()))
+                    .flat_map(move |i| scan.read_tasks(vec![tasks[i].clone()]))
                     .boxed()
             }
         });

@@ -1,7 +1,9 @@
-//! The async core runs on one tokio current-thread runtime per backend, created on first use.
-//! Futures only run while the backend's own thread blocks on them, so no Postgres function is
-//! ever called from another thread. Blocking-pool threads (local file reads) block every signal,
-//! so Postgres' signal handlers always run on the backend's thread.
+//! The async core runs on one tokio runtime per backend, created on first use. The backend's
+//! thread drives every future it waits for; Postgres functions are only called there. The
+//! scan's file readers (the core's spawned tasks, pure Rust: fetch, decompress, decode) run on
+//! one worker thread, so a scan decodes the next batches while the backend turns the current
+//! one into tuples. Runtime threads (the worker and the blocking pool for local file reads)
+//! block every signal, so Postgres' signal handlers always run on the backend's thread.
 
 use std::cell::RefCell;
 use std::future::Future;
@@ -28,7 +30,8 @@ fn block_signals_on_this_thread() {
 }
 
 fn new_runtime() -> Result<Runtime, FdwError> {
-    Builder::new_current_thread()
+    Builder::new_multi_thread()
+        .worker_threads(1)
         .enable_all()
         .on_thread_start(block_signals_on_this_thread)
         .thread_name("icefloe-io")

@@ -2,6 +2,7 @@
 //! manifest lists, manifests and name mappings. Pure parsing, no I/O.
 
 mod avro;
+pub mod bucket;
 pub mod literal;
 pub mod manifest;
 pub mod manifest_list;

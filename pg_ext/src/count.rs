@@ -5,8 +5,11 @@
 //! enough (position delete files may overlap and name a row twice): the scan then reads the
 //! files and counts the live rows the core returns.
 //!
-//! Only a plain `count(*)` (one or more, no FILTER, DISTINCT, GROUP BY or HAVING) over a
-//! foreign table with no WHERE condition is pushed.
+//! Only a plain `count(*)` (one or more, no FILTER, DISTINCT, GROUP BY or HAVING) is pushed,
+//! over a foreign table without WHERE conditions or whose conditions only touch identity
+//! partition columns (exactly: the core's predicates mean what the conditions mean): then the
+//! core proves from partition values that every row of each file left after pruning matches,
+//! so the files' counts are the answer.
 
 use icefloe_core::FileScanTask;
 use pgrx::pg_sys;
@@ -61,7 +64,7 @@ pub unsafe extern "C-unwind" fn get_foreign_upper_paths(
 ) {
     if stage != pg_sys::UpperRelationKind::UPPERREL_GROUP_AGG
         || (*input_rel).reloptkind != pg_sys::RelOptKind::RELOPT_BASEREL
-        || !(*input_rel).baserestrictinfo.is_null()
+        || (!(*input_rel).baserestrictinfo.is_null() && (*input_rel).fdw_private.is_null())
     {
         return;
     }
@@ -86,9 +89,14 @@ pub unsafe extern "C-unwind" fn get_foreign_upper_paths(
     if rte.is_null() {
         return;
     }
-    let info = pg_sys::lappend_int(
-        pg_sys::lappend_oid(std::ptr::null_mut(), (*rte).relid),
-        rti as i32,
+    // [relid, rti, conditions]
+    let quals = pg_sys::extract_actual_clauses((*input_rel).baserestrictinfo, false);
+    let info = pg_sys::lappend(
+        pg_sys::lappend_int(
+            pg_sys::lappend_oid(std::ptr::null_mut(), (*rte).relid),
+            rti as i32,
+        ),
+        quals as *mut std::ffi::c_void,
     );
     let (startup, total) = (1.0, 2.0);
     #[cfg(any(feature = "pg13", feature = "pg14", feature = "pg15", feature = "pg16"))]
@@ -161,21 +169,48 @@ pub unsafe fn plan(
     )
 }
 
-/// For a counting plan, the foreign table it counts and its range-table index.
+/// For a counting plan, the foreign table it counts, its range-table index and the
+/// conditions on it (identity partition columns only).
 ///
 /// # Safety
 /// `plan` must be one of this wrapper's foreign scans.
-pub unsafe fn counted(plan: *mut pg_sys::ForeignScan) -> Option<(pg_sys::Oid, u32)> {
+pub unsafe fn counted(
+    plan: *mut pg_sys::ForeignScan,
+) -> Option<(pg_sys::Oid, u32, *mut pg_sys::List)> {
     let private = (*plan).fdw_private;
     if private.is_null() || (*private).length < 2 {
         return None;
     }
     let info = pg_sys::list_nth(private, 1) as *mut pg_sys::List;
-    if info.is_null() || (*info).length < 2 {
+    if info.is_null() || (*info).length < 3 {
         return None;
     }
     Some((
         pg_sys::list_nth_oid(info, 0),
         pg_sys::list_nth_int(info, 1) as u32,
+        pg_sys::list_nth(info, 2) as *mut pg_sys::List,
     ))
+}
+
+/// Whether conditions `quals` on a foreign table are pushed into a count: they are exactly
+/// predicates (no parameters: a plan may outlive their values) that the core decides from
+/// identity partition values alone, in every partition spec of the table.
+///
+/// # Safety
+/// `quals` must be the base relation's condition list, of range-table entry `rti`.
+pub unsafe fn conditions_countable(
+    quals: *mut pg_sys::List,
+    rti: u32,
+    columns: &std::collections::HashMap<i16, crate::quals::PushColumn>,
+    table: &icefloe_core::Table,
+    schema: &icefloe_core::spec::Schema,
+) -> bool {
+    let Some(pushed) = crate::quals::extract_exact(quals, rti, columns, std::ptr::null_mut())
+    else {
+        return false;
+    };
+    let preds: Vec<_> = pushed.into_iter().map(|p| p.predicate).collect();
+    let n = preds.len();
+    let pruner = icefloe_core::scan::prune::Pruner::new(table.metadata(), schema, preds);
+    pruner.predicates().len() == n && pruner.decided_by_identity_partitions()
 }

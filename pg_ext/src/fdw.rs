@@ -123,8 +123,8 @@ pub fn open_table(r: &Resolved) -> Result<Table, FdwError> {
 thread_local! {
     /// Caches per set of storage credentials, so that metadata one role's credentials fetched
     /// is never served to a role with other (or no) credentials.
-    static CACHES: std::cell::RefCell<HashMap<String, std::sync::Arc<icefloe_core::cache::Caches>>> =
-        std::cell::RefCell::new(HashMap::new());
+    static CACHES: std::cell::RefCell<Vec<(String, std::sync::Arc<icefloe_core::cache::Caches>)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// Caches for tables read with `r`'s storage settings and credentials: the process-wide ones
@@ -138,16 +138,30 @@ pub fn caches_for(r: &Resolved) -> std::sync::Arc<icefloe_core::cache::Caches> {
     }
     let key = format!("{:?}\u{0}{}", r.storage, r.ambient);
     CACHES.with(|c| {
-        c.borrow_mut()
-            .entry(key)
-            .or_insert_with(|| {
-                std::sync::Arc::new(icefloe_core::cache::Caches::new(
-                    crate::settings::cache_bytes() / 4,
-                ))
-            })
-            .clone()
+        let mut c = c.borrow_mut();
+        if let Some(i) = c.iter().position(|(k, _)| *k == key) {
+            // Most recently used last.
+            let hit = c.remove(i);
+            let caches = hit.1.clone();
+            c.push(hit);
+            return caches;
+        }
+        // A backend keeps the caches of a few sets of credentials: its memory stays bounded
+        // however many roles it serves.
+        if c.len() >= CREDENTIAL_CACHES {
+            c.remove(0);
+        }
+        let caches = std::sync::Arc::new(icefloe_core::cache::Caches::new(
+            crate::settings::cache_bytes() / 4,
+        ));
+        c.push((key, caches.clone()));
+        caches
     })
 }
+
+/// How many sets of storage credentials a backend keeps caches for besides the process-wide
+/// ones (each a quarter of `icefloe.cache_size`).
+const CREDENTIAL_CACHES: usize = 4;
 
 /// Opens `location` (the table's, or one of its metadata files: a parallel worker reads the
 /// version its leader pinned) with `r`'s storage settings and credentials.
@@ -249,6 +263,18 @@ unsafe extern "C-unwind" fn get_foreign_rel_size(
         std::ptr::null_mut(),
     );
     (*baserel).rows = pg_sys::clamp_row_est(total * sel);
+    // Marks a relation whose conditions a pushed count(*) can take (crate::count).
+    if !quals.is_null()
+        && crate::count::conditions_countable(
+            quals,
+            (*baserel).relid,
+            &prepared.push_columns,
+            &prepared.table,
+            prepared.scan.table_schema(),
+        )
+    {
+        (*baserel).fdw_private = pg_sys::lappend_int(std::ptr::null_mut(), 1) as *mut _;
+    }
 }
 
 /// The attribute numbers that expressions `exprs` and conditions `quals` use of range-table
@@ -922,9 +948,17 @@ unsafe fn begin(
     let counted = crate::count::counted(plan);
     let (p, natts) = match counted {
         // count(*) pushed down: no scan relation; the scan tuple holds the counts.
-        Some((relid, rti)) => {
+        Some((relid, rti, quals)) => {
             let rel = pg_sys::RelationIdGetRelation(relid);
-            let p = prepare(relid, (*rel).rd_att, Some(&[]), scan_user(node, rti), None);
+            // The columns of the conditions, for pruning.
+            let used = used_attrs(std::ptr::null_mut(), quals, rti).unwrap_or_default();
+            let p = prepare(
+                relid,
+                (*rel).rd_att,
+                Some(&used),
+                scan_user(node, rti),
+                None,
+            );
             pg_sys::RelationClose(rel);
             let slot = (*node).ss.ss_ScanTupleSlot;
             (p?, (*(*slot).tts_tupleDescriptor).natts as usize)
@@ -945,12 +979,18 @@ unsafe fn begin(
 
     // Pushdown: prune data files with the plan's conditions.
     // Parameters of a prepared statement have their values now: generic plans prune too.
-    let pushed = quals::extract(
-        (*plan).scan.plan.qual,
-        (*plan).scan.scanrelid,
-        &p.push_columns,
-        (*(*node).ss.ps.state).es_param_list_info,
-    );
+    let (quals, rti) = match counted {
+        Some((_, rti, quals)) => (quals, rti),
+        None => ((*plan).scan.plan.qual, (*plan).scan.scanrelid),
+    };
+    let params = (*(*node).ss.ps.state).es_param_list_info;
+    let pushed = match counted {
+        // A count must take every condition, exactly (as planned).
+        Some(_) => quals::extract_exact(quals, rti, &p.push_columns, params).ok_or_else(|| {
+            FdwError::Internal("count(*): the conditions are no longer exact predicates".into())
+        })?,
+        None => quals::extract(quals, rti, &p.push_columns, params),
+    };
     let schema = p.scan.table_schema().clone();
     let pruner = Pruner::new(
         p.table.metadata(),
@@ -971,10 +1011,29 @@ unsafe fn begin(
             .row_group_filter(pushed.iter().map(|x| x.predicate.clone()).collect())
             .build(&p.table)?
     };
-    let agg = counted.map(|_| AggCount {
-        from_metadata: crate::count::from_metadata(&tasks),
-        returned: false,
-    });
+    let agg = match counted {
+        Some(_) => {
+            // Every file left must match in every row, by its partition values: the count is
+            // then the files' live rows.
+            if pruner.predicates().len() != pushed.len() {
+                return Err(FdwError::Internal(
+                    "count(*): a condition names a column the snapshot read lacks".into(),
+                ));
+            }
+            if let Some(t) = tasks.iter().find(|t| !pruner.all_rows_match(&t.data_file)) {
+                return Err(FdwError::Internal(format!(
+                    "count(*) with conditions {}: data file {} is not decided by its partition values",
+                    pushed.iter().map(|p| p.display.as_str()).collect::<Vec<_>>().join(" AND "),
+                    t.data_file.file_path
+                )));
+            }
+            Some(AggCount {
+                from_metadata: crate::count::from_metadata(&tasks),
+                returned: false,
+            })
+        }
+        None => None,
+    };
 
     let state = ScanState {
         agg,
@@ -1160,13 +1219,20 @@ unsafe extern "C-unwind" fn explain_foreign_scan(
         None => text("Snapshot", "none (table has no snapshot)"),
     }
     if let Some(agg) = &state.agg {
+        let of = if state.pushed.is_empty() {
+            ""
+        } else {
+            ", of the files whose identity partition values satisfy the conditions"
+        };
         text(
             "Aggregate",
-            match agg.from_metadata {
-                Some(_) => {
-                    "count(*) from metadata (record counts minus deletion vector cardinalities)"
+            &match agg.from_metadata {
+                Some(_) => format!(
+                    "count(*) from metadata (record counts minus deletion vector cardinalities{of})"
+                ),
+                None => {
+                    format!("count(*) of the rows read (position or equality deletes apply{of})")
                 }
-                None => "count(*) of the rows read (position or equality deletes apply)",
             },
         );
     }

@@ -73,30 +73,59 @@ pub unsafe fn extract(
     out
 }
 
-/// Appends to `out` predicates that every row satisfying `node` satisfies.
-unsafe fn walk(node: *mut pg_sys::Node, ctx: &Ctx, out: &mut Vec<Pushed>) {
+/// Like [`extract`], when the predicates say exactly what `quals` say (a row satisfies every
+/// qual if and only if it satisfies every predicate, NULLs included); `None` otherwise. Only
+/// then may a count be taken from metadata without Postgres rechecking rows.
+///
+/// # Safety
+/// As [`extract`].
+pub unsafe fn extract_exact(
+    quals: *mut pg_sys::List,
+    scanrelid: u32,
+    columns: &HashMap<i16, PushColumn>,
+    params: pg_sys::ParamListInfo,
+) -> Option<Vec<Pushed>> {
+    let ctx = Ctx {
+        scanrelid,
+        columns,
+        params,
+    };
+    let mut out = Vec::new();
+    let mut exact = true;
+    for node in list_nodes(quals) {
+        exact &= walk(node, &ctx, &mut out);
+    }
+    exact.then_some(out)
+}
+
+/// Appends to `out` predicates that every row satisfying `node` satisfies; returns whether
+/// they are also sufficient (exactly `node`).
+unsafe fn walk(node: *mut pg_sys::Node, ctx: &Ctx, out: &mut Vec<Pushed>) -> bool {
     let (scanrelid, columns) = (ctx.scanrelid, ctx.columns);
     if node.is_null() {
-        return;
+        return false;
     }
     if is_a(node, pg_sys::NodeTag::T_BoolExpr) {
         let b = node as *mut pg_sys::BoolExpr;
-        match (*b).boolop {
+        return match (*b).boolop {
             pg_sys::BoolExprType::AND_EXPR => {
+                let mut exact = true;
                 for n in list_nodes((*b).args) {
-                    walk(n, ctx, out);
+                    exact &= walk(n, ctx, out);
                 }
+                exact
             }
             pg_sys::BoolExprType::OR_EXPR => {
                 // Each disjunct implies its pushed predicates, so the OR implies their OR; a
                 // disjunct with none could be any row, and so could the OR.
                 let mut any_of = Vec::new();
                 let mut shown = Vec::new();
+                let mut exact = true;
                 for n in list_nodes((*b).args) {
                     let mut sub = Vec::new();
-                    walk(n, ctx, &mut sub);
+                    exact &= walk(n, ctx, &mut sub);
                     if sub.is_empty() {
-                        return;
+                        return false;
                     }
                     shown.push(
                         sub.iter()
@@ -115,35 +144,38 @@ unsafe fn walk(node: *mut pg_sys::Node, ctx: &Ctx, out: &mut Vec<Pushed>) {
                     display: format!("({})", shown.join(" OR ")),
                     predicate: Predicate::Or(any_of),
                 });
+                exact
             }
             pg_sys::BoolExprType::NOT_EXPR => {
                 let args = list_nodes((*b).args);
-                if let [arg] = args.as_slice() {
-                    if let Some(c) = column_of(*arg, scanrelid, columns) {
-                        push_bool(c, false, out);
-                    }
+                match args.as_slice() {
+                    [arg] => match column_of(*arg, scanrelid, columns) {
+                        Some(c) => push_bool(c, false, out),
+                        None => false,
+                    },
+                    _ => false,
                 }
             }
-            _ => {}
-        }
-        return;
+            _ => false,
+        };
     }
     if let Some(c) = column_of(node, scanrelid, columns) {
-        push_bool(c, true, out);
-        return;
+        return push_bool(c, true, out);
     }
     if is_a(node, pg_sys::NodeTag::T_OpExpr) {
         let op = node as *mut pg_sys::OpExpr;
         let args = list_nodes((*op).args);
-        let [l, r] = args.as_slice() else { return };
+        let [l, r] = args.as_slice() else {
+            return false;
+        };
         if is_like((*op).opno) {
-            if let Some(col) = column_of(*l, scanrelid, columns) {
-                push_like(col, *r, ctx, out);
-            }
-            return;
+            return match column_of(*l, scanrelid, columns) {
+                Some(col) => push_like(col, *r, ctx, out),
+                None => false,
+            };
         }
         let Some(cmp) = comparison((*op).opno) else {
-            return;
+            return false;
         };
         let (col, konst, cmp) = match (
             column_of(*l, scanrelid, columns),
@@ -151,13 +183,13 @@ unsafe fn walk(node: *mut pg_sys::Node, ctx: &Ctx, out: &mut Vec<Pushed>) {
         ) {
             (Some(c), None) => (c, *r, cmp),
             (None, Some(c)) => (c, *l, cmp.commute()),
-            _ => return,
+            _ => return false,
         };
         if !collation_allows(&col.ty, (*op).inputcollid, cmp == CmpOp::Eq) {
-            return;
+            return false;
         }
         let Some((value, text)) = const_literal(konst, &col.ty, ctx) else {
-            return;
+            return false;
         };
         out.push(Pushed {
             display: format!("{} {} {}", col.name, cmp.symbol(), text),
@@ -167,23 +199,25 @@ unsafe fn walk(node: *mut pg_sys::Node, ctx: &Ctx, out: &mut Vec<Pushed>) {
                 value,
             },
         });
-        return;
+        return true;
     }
     if is_a(node, pg_sys::NodeTag::T_ScalarArrayOpExpr) {
         let op = node as *mut pg_sys::ScalarArrayOpExpr;
         if !(*op).useOr || comparison((*op).opno) != Some(CmpOp::Eq) {
-            return;
+            return false;
         }
         let args = list_nodes((*op).args);
-        let [l, r] = args.as_slice() else { return };
+        let [l, r] = args.as_slice() else {
+            return false;
+        };
         let Some(col) = column_of(*l, scanrelid, columns) else {
-            return;
+            return false;
         };
         if !collation_allows(&col.ty, (*op).inputcollid, true) {
-            return;
+            return false;
         }
         let Some(items) = const_array(*r, &col.ty, ctx) else {
-            return;
+            return false;
         };
         let display = format!(
             "{} IN ({})",
@@ -202,15 +236,15 @@ unsafe fn walk(node: *mut pg_sys::Node, ctx: &Ctx, out: &mut Vec<Pushed>) {
                 values,
             },
         });
-        return;
+        return true;
     }
     if is_a(node, pg_sys::NodeTag::T_NullTest) {
         let t = node as *mut pg_sys::NullTest;
         if (*t).argisrow {
-            return;
+            return false;
         }
         let Some(col) = column_of((*t).arg as *mut pg_sys::Node, scanrelid, columns) else {
-            return;
+            return false;
         };
         let is_null = (*t).nulltesttype == pg_sys::NullTestType::IS_NULL;
         out.push(Pushed {
@@ -225,7 +259,9 @@ unsafe fn walk(node: *mut pg_sys::Node, ctx: &Ctx, out: &mut Vec<Pushed>) {
                 }
             },
         });
+        return true;
     }
+    false
 }
 
 /// Whether an operator is the built-in `~~` (LIKE).
@@ -239,22 +275,25 @@ unsafe fn is_like(opno: Oid) -> bool {
 
 /// `column LIKE 'prefix%...'` on a string column: strings with that prefix lie, in byte
 /// (code point) order, in `[prefix, successor(prefix))`, whatever the collation.
+/// Returns whether the range is exactly the pattern (`'prefix%'`, nothing after the `%`).
 unsafe fn push_like(
     col: &PushColumn,
     pattern: *mut pg_sys::Node,
     ctx: &Ctx,
     out: &mut Vec<Pushed>,
-) {
+) -> bool {
     if col.ty != PrimitiveType::String {
-        return;
+        return false;
     }
     let Some((Literal::String(p), _)) = const_literal(pattern, &col.ty, ctx) else {
-        return;
+        return false;
     };
     let prefix = like_prefix(&p);
     if prefix.is_empty() {
-        return;
+        return false;
     }
+    // 'prefix%' with no other wildcard or escape: exactly the strings starting with prefix.
+    let exact = p.strip_suffix('%') == Some(prefix.as_str()) && !prefix.contains(['%', '_', '\\']);
     let quoted = |s: &str| format!("'{}'", s.replace('\'', "''"));
     out.push(Pushed {
         display: format!("{} >= {}", col.name, quoted(&prefix)),
@@ -264,15 +303,19 @@ unsafe fn push_like(
             value: Literal::String(prefix.clone()),
         },
     });
-    if let Some(next) = successor(&prefix) {
-        out.push(Pushed {
-            display: format!("{} < {}", col.name, quoted(&next)),
-            predicate: Predicate::Cmp {
-                field_id: col.field_id,
-                op: CmpOp::Lt,
-                value: Literal::String(next),
-            },
-        });
+    match successor(&prefix) {
+        Some(next) => {
+            out.push(Pushed {
+                display: format!("{} < {}", col.name, quoted(&next)),
+                predicate: Predicate::Cmp {
+                    field_id: col.field_id,
+                    op: CmpOp::Lt,
+                    value: Literal::String(next),
+                },
+            });
+            exact
+        }
+        None => false,
     }
 }
 
@@ -310,17 +353,20 @@ pub fn successor(prefix: &str) -> Option<String> {
     None
 }
 
-fn push_bool(c: &PushColumn, value: bool, out: &mut Vec<Pushed>) {
-    if c.ty == PrimitiveType::Boolean {
-        out.push(Pushed {
-            display: format!("{} = {value}", c.name),
-            predicate: Predicate::Cmp {
-                field_id: c.field_id,
-                op: CmpOp::Eq,
-                value: Literal::Boolean(value),
-            },
-        });
+/// Pushes a boolean column (or its negation) as `= value`; returns whether it did.
+fn push_bool(c: &PushColumn, value: bool, out: &mut Vec<Pushed>) -> bool {
+    if c.ty != PrimitiveType::Boolean {
+        return false;
     }
+    out.push(Pushed {
+        display: format!("{} = {value}", c.name),
+        predicate: Predicate::Cmp {
+            field_id: c.field_id,
+            op: CmpOp::Eq,
+            value: Literal::Boolean(value),
+        },
+    });
+    true
 }
 
 /// The pushable column a node refers to (a Var of the scanned relation, maybe relabelled).

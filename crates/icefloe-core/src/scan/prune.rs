@@ -30,8 +30,10 @@
 //!   bytes decode), `null_value_counts` (all-null and no-null files), `nan_value_counts`.
 //! - Partition values of the file's own spec: `identity`; `year`/`month`/`day`/`hour` on
 //!   `date` and timestamp columns (as the value range the partition covers); `truncate[W]` on
-//!   `int`/`long` (as a range) and on `string` (equality and `IN` only); a null partition
-//!   value of any of these transforms means the column is null in every row.
+//!   `int`/`long`/`decimal` (as a range) and on `string`/`binary` (as a prefix: equality,
+//!   `IN` and ranges); `bucket[N]` (equality and `IN`: the literal's bucket, by the spec's
+//!   hash, [`crate::spec::bucket`]); a null partition value of any of these transforms means
+//!   the column is null in every row.
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
@@ -40,7 +42,7 @@ use chrono::{Datelike, NaiveDate};
 
 use super::plan::FileScanTask;
 use crate::spec::{
-    DataFile, Literal, PartitionSpec, PrimitiveType, Schema, TableMetadata, Transform, Type,
+    bucket, DataFile, Literal, PartitionSpec, PrimitiveType, Schema, TableMetadata, Transform, Type,
 };
 
 /// A comparison operator.
@@ -184,6 +186,75 @@ impl Pruner {
     /// metadata proves otherwise.
     pub fn may_match(&self, file: &DataFile) -> bool {
         self.predicates.iter().all(|p| self.may_match_one(p, file))
+    }
+
+    /// Whether the file's identity partition values alone decide every predicate for the
+    /// file's rows, and say each holds: then every row of the file matches (an identity
+    /// partition field holds the column's value in every row of its files). `false` when
+    /// undecided (a column without an identity field in the file's spec, a NaN).
+    pub fn all_rows_match(&self, file: &DataFile) -> bool {
+        self.predicates
+            .iter()
+            .all(|p| self.holds_by_identity(p, file))
+    }
+
+    /// Whether every predicate names only columns of a type with an exact total order that
+    /// are the source of an identity field in every partition spec of the table, so that
+    /// [`Pruner::all_rows_match`] decides every data file.
+    pub fn decided_by_identity_partitions(&self) -> bool {
+        !self.specs.is_empty()
+            && self.field_ids().iter().all(|id| {
+                !matches!(
+                    self.types.get(id),
+                    None | Some(PrimitiveType::Float | PrimitiveType::Double)
+                ) && self.specs.values().all(|s| {
+                    s.fields
+                        .iter()
+                        .any(|f| f.source_id == *id && f.transform == Transform::Identity)
+                })
+            })
+    }
+
+    fn holds_by_identity(&self, p: &Predicate, file: &DataFile) -> bool {
+        let id = match p {
+            Predicate::And(ps) => return ps.iter().all(|q| self.holds_by_identity(q, file)),
+            Predicate::Or(ps) => return ps.iter().any(|q| self.holds_by_identity(q, file)),
+            p => match p.field_id() {
+                Some(id) => id,
+                None => return false,
+            },
+        };
+        let Some(spec) = self.specs.get(&file.spec_id) else {
+            return false;
+        };
+        let Some(value) = spec
+            .fields
+            .iter()
+            .zip(&file.partition)
+            .find(|(f, _)| f.source_id == id && f.transform == Transform::Identity)
+            .map(|(_, v)| v)
+        else {
+            return false;
+        };
+        match (p, value) {
+            (Predicate::IsNull { .. }, v) => v.is_none(),
+            (Predicate::IsNotNull { .. }, v) => v.is_some(),
+            (_, None) => false,
+            (Predicate::Cmp { op, value: lit, .. }, Some(v)) => match compare(v, lit) {
+                Some(o) => match op {
+                    CmpOp::Eq => o == Ordering::Equal,
+                    CmpOp::Lt => o == Ordering::Less,
+                    CmpOp::LtEq => o != Ordering::Greater,
+                    CmpOp::Gt => o == Ordering::Greater,
+                    CmpOp::GtEq => o != Ordering::Less,
+                },
+                None => false,
+            },
+            (Predicate::In { values, .. }, Some(v)) => values
+                .iter()
+                .any(|l| compare(v, l) == Some(Ordering::Equal)),
+            _ => false,
+        }
     }
 
     /// Keeps the tasks whose data file may match, in order, and counts what was skipped.
@@ -479,14 +550,12 @@ fn may_match_partition(
             }
             may_match_range(p, &m, ty)
         }
-        Transform::Truncate(w) if matches!(ty, PrimitiveType::String) => {
-            let Literal::String(prefix) = value else {
+        Transform::Bucket(n) => {
+            // Equal values hash alike: a value can only be in the file of its own bucket.
+            let Literal::Int(b) = value else {
                 return true;
             };
-            let fits = |v: &Literal| match v {
-                Literal::String(s) => s.chars().take(*w as usize).eq(prefix.chars()),
-                _ => true,
-            };
+            let fits = |v: &Literal| bucket::bucket(v, ty, *n).is_none_or(|x| x == *b);
             match p {
                 Predicate::Cmp {
                     op: CmpOp::Eq,
@@ -496,6 +565,9 @@ fn may_match_partition(
                 Predicate::In { values, .. } => values.iter().any(fits),
                 _ => true,
             }
+        }
+        Transform::Truncate(w) if matches!(ty, PrimitiveType::String | PrimitiveType::Binary) => {
+            may_match_prefix(p, value, *w as usize)
         }
         _ => match range_of_partition(transform, value, ty) {
             Some((lower, upper)) => {
@@ -513,6 +585,49 @@ fn may_match_partition(
     }
 }
 
+/// Whether rows of a file whose `truncate[w]` partition value of a string (first `w` code
+/// points) or binary (first `w` bytes) column is `value` may satisfy `p`. Every row's value
+/// starts with the partition value (values shorter than `w` are their own truncation), so
+/// the partition value is the least of them, and a bound that does not start with it is
+/// above or below all of them.
+fn may_match_prefix(p: &Predicate, value: &Literal, w: usize) -> bool {
+    // Values as bytes (UTF-8 for strings, as Iceberg orders them) and their truncation.
+    let (prefix, truncate): (&[u8], fn(&Literal, usize) -> Option<Vec<u8>>) = match value {
+        Literal::String(s) => (s.as_bytes(), |v, w| match v {
+            Literal::String(s) => Some(s.chars().take(w).collect::<String>().into_bytes()),
+            _ => None,
+        }),
+        Literal::Binary(b) => (b.as_slice(), |v, w| match v {
+            Literal::Binary(b) => Some(b[..b.len().min(w)].to_vec()),
+            _ => None,
+        }),
+        _ => return true,
+    };
+    let bytes = |v: &Literal| match v {
+        Literal::String(s) => Some(s.as_bytes().to_vec()),
+        Literal::Binary(b) => Some(b.clone()),
+        _ => None,
+    };
+    let fits = |v: &Literal| truncate(v, w).is_none_or(|t| t == prefix);
+    match p {
+        Predicate::Cmp { op, value, .. } => {
+            let Some(x) = bytes(value) else { return true };
+            match op {
+                CmpOp::Eq => fits(value),
+                // The least value of the file is the prefix itself (when a row equals it) or
+                // longer: `< x` may match iff prefix < x.
+                CmpOp::Lt => prefix < x.as_slice(),
+                CmpOp::LtEq => prefix <= x.as_slice(),
+                // Values with the prefix reach above x iff x starts with the prefix (longer
+                // values follow it) or the prefix is already above x.
+                CmpOp::Gt | CmpOp::GtEq => x.starts_with(prefix) || prefix > x.as_slice(),
+            }
+        }
+        Predicate::In { values, .. } => values.iter().any(fits),
+        _ => true,
+    }
+}
+
 /// The inclusive range of source values that a partition value of a monotonic transform
 /// covers, in the source type's units; `None` where not derived.
 fn range_of_partition(
@@ -520,6 +635,11 @@ fn range_of_partition(
     value: &Literal,
     ty: &PrimitiveType,
 ) -> Option<(Literal, Literal)> {
+    if let (Transform::Truncate(w), Literal::Decimal(v)) = (transform, value) {
+        // truncate[W] of a decimal truncates the unscaled value: rows hold [v, v + W - 1].
+        let hi = v.checked_add(*w as i128 - 1)?;
+        return (*w > 0).then_some((Literal::Decimal(*v), Literal::Decimal(hi)));
+    }
     let n = match value {
         Literal::Int(v) => *v as i64,
         Literal::Date(v) => *v as i64,
@@ -623,6 +743,15 @@ mod tests {
                     field(3, "s", PrimitiveType::String),
                     field(4, "ts", PrimitiveType::Timestamp),
                     field(5, "d", PrimitiveType::Date),
+                    field(
+                        20,
+                        "dec",
+                        PrimitiveType::Decimal {
+                            precision: 9,
+                            scale: 2,
+                        },
+                    ),
+                    field(21, "b", PrimitiveType::Binary),
                 ],
             },
             identifier_field_ids: vec![],
@@ -820,14 +949,75 @@ mod tests {
         assert!(may(cmp(5, CmpOp::Eq, Literal::Date(31))));
         assert!(may(cmp(5, CmpOp::Eq, Literal::Date(58))));
         assert!(!may(cmp(5, CmpOp::Eq, Literal::Date(59))));
-        // Bucket transforms are not used.
-        assert!(may(cmp(1, CmpOp::Eq, Literal::Long(0))));
+        // bucket[4]: only values whose bucket is 3 may be in the file.
+        let in_bucket = |v: i64| bucket::bucket(&Literal::Long(v), &PrimitiveType::Long, 4);
+        let (hit, miss) = (
+            (0..100).find(|v| in_bucket(*v) == Some(3)).unwrap(),
+            (0..100).find(|v| in_bucket(*v) != Some(3)).unwrap(),
+        );
+        assert!(may(cmp(1, CmpOp::Eq, Literal::Long(hit))));
+        assert!(!may(cmp(1, CmpOp::Eq, Literal::Long(miss))));
+        assert!(may(Predicate::In {
+            field_id: 1,
+            values: vec![Literal::Long(miss), Literal::Long(hit)]
+        }));
+        assert!(!may(Predicate::In {
+            field_id: 1,
+            values: vec![Literal::Long(miss)]
+        }));
+        // Ranges say nothing about buckets.
+        assert!(may(cmp(1, CmpOp::Lt, Literal::Long(miss))));
         // A null identity value: every row is null.
         let g = file(1, vec![None, None, None, None]);
         let may_g = |p: Predicate| Pruner::new(&m, &schema(), vec![p]).may_match(&g);
         assert!(may_g(Predicate::IsNull { field_id: 3 }));
         assert!(!may_g(cmp(3, CmpOp::Eq, Literal::String("a".into()))));
         assert!(!may_g(Predicate::IsNotNull { field_id: 4 }));
+    }
+
+    #[test]
+    fn identity_values_decide_every_row() {
+        let spec = PartitionSpec {
+            spec_id: 1,
+            fields: vec![PartitionField {
+                source_id: 3,
+                field_id: 1000,
+                name: "s".into(),
+                transform: Transform::Identity,
+            }],
+        };
+        let m = metadata(vec![spec]);
+        let f = file(1, vec![Some(Literal::String("b".into()))]);
+        let null = file(1, vec![None]);
+        let all =
+            |p: Predicate, f: &DataFile| Pruner::new(&m, &schema(), vec![p]).all_rows_match(f);
+        let s = |v: &str| Literal::String(v.into());
+        assert!(all(cmp(3, CmpOp::Eq, s("b")), &f));
+        assert!(!all(cmp(3, CmpOp::Eq, s("a")), &f));
+        assert!(all(cmp(3, CmpOp::Gt, s("a")), &f));
+        assert!(!all(cmp(3, CmpOp::Gt, s("b")), &f));
+        assert!(all(cmp(3, CmpOp::GtEq, s("b")), &f));
+        assert!(all(
+            Predicate::In {
+                field_id: 3,
+                values: vec![s("a"), s("b")]
+            },
+            &f
+        ));
+        assert!(all(
+            Predicate::Or(vec![
+                cmp(3, CmpOp::Eq, s("x")),
+                Predicate::IsNotNull { field_id: 3 }
+            ]),
+            &f
+        ));
+        assert!(!all(cmp(3, CmpOp::Eq, s("b")), &null));
+        assert!(all(Predicate::IsNull { field_id: 3 }, &null));
+        // A column without an identity field decides nothing.
+        assert!(!all(cmp(1, CmpOp::Eq, Literal::Long(1)), &f));
+        let p = |preds| Pruner::new(&m, &schema(), preds);
+        assert!(p(vec![cmp(3, CmpOp::Eq, s("b"))]).decided_by_identity_partitions());
+        assert!(!p(vec![cmp(1, CmpOp::Eq, Literal::Long(1))]).decided_by_identity_partitions());
     }
 
     #[test]
@@ -847,6 +1037,53 @@ mod tests {
         assert!(may(cmp(3, CmpOp::Eq, Literal::String("abcdef".into()))));
         assert!(!may(cmp(3, CmpOp::Eq, Literal::String("abd".into()))));
         assert!(!may(cmp(3, CmpOp::Eq, Literal::String("ab".into()))));
-        assert!(may(cmp(3, CmpOp::Lt, Literal::String("a".into()))));
+        // Every value starts with "abc": the least is "abc" itself.
+        assert!(!may(cmp(3, CmpOp::Lt, Literal::String("a".into()))));
+        assert!(!may(cmp(3, CmpOp::Lt, Literal::String("abc".into()))));
+        assert!(may(cmp(3, CmpOp::LtEq, Literal::String("abc".into()))));
+        assert!(may(cmp(3, CmpOp::Lt, Literal::String("abca".into()))));
+        assert!(may(cmp(3, CmpOp::Lt, Literal::String("b".into()))));
+        assert!(may(cmp(3, CmpOp::Gt, Literal::String("abczzz".into()))));
+        assert!(may(cmp(3, CmpOp::Gt, Literal::String("ab".into()))));
+        assert!(!may(cmp(3, CmpOp::Gt, Literal::String("abd".into()))));
+        assert!(!may(cmp(3, CmpOp::GtEq, Literal::String("b".into()))));
+    }
+
+    #[test]
+    fn decimal_and_binary_truncate_partitions() {
+        let sch = schema();
+        let spec = PartitionSpec {
+            spec_id: 3,
+            fields: vec![
+                PartitionField {
+                    source_id: 20,
+                    field_id: 1000,
+                    name: "d_trunc".into(),
+                    transform: Transform::Truncate(50),
+                },
+                PartitionField {
+                    source_id: 21,
+                    field_id: 1001,
+                    name: "b_trunc".into(),
+                    transform: Transform::Truncate(2),
+                },
+            ],
+        };
+        let m = metadata(vec![spec]);
+        // d in [1.00, 1.49] (unscaled 100..=149), b starts with 0x01 0x02.
+        let file_ = file(
+            3,
+            vec![
+                Some(Literal::Decimal(100)),
+                Some(Literal::Binary(vec![1, 2])),
+            ],
+        );
+        let may = |p: Predicate| Pruner::new(&m, &sch, vec![p]).may_match(&file_);
+        assert!(may(cmp(20, CmpOp::Eq, Literal::Decimal(149))));
+        assert!(!may(cmp(20, CmpOp::Eq, Literal::Decimal(150))));
+        assert!(!may(cmp(20, CmpOp::Lt, Literal::Decimal(100))));
+        assert!(may(cmp(21, CmpOp::Eq, Literal::Binary(vec![1, 2, 9]))));
+        assert!(!may(cmp(21, CmpOp::Eq, Literal::Binary(vec![1, 3]))));
+        assert!(!may(cmp(21, CmpOp::Gt, Literal::Binary(vec![1, 3]))));
     }
 }

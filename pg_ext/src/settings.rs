@@ -24,7 +24,7 @@ pub fn init() {
     GucRegistry::define_int_guc(
         c"icefloe.cache_size",
         c"Memory for a backend's caches of Iceberg metadata, manifests and deletes.",
-        c"Taken when a backend first reads a table; every set of credentials gets a quarter of it besides. Memory per backend is bounded by this plus what its scans decode at once (icefloe.scan_concurrency files of 8192-row batches).",
+        c"Taken when a backend first reads a table; each of the last 4 sets of credentials it used gets a quarter of it besides, so the caches of a backend (or parallel worker) hold at most twice this. Its scans add what they decode at once (icefloe.scan_concurrency files of two 8192-row batches each).",
         &CACHE_SIZE_MB,
         1,
         1 << 20,

@@ -16,6 +16,9 @@ use icefloe_testkit::fixtures_dir;
 /// A row's values by column name (None = NULL).
 type Row = HashMap<String, Option<Literal>>;
 
+/// A predicate and whether a row satisfies it (evaluated here, independently of the core).
+type Case = (Predicate, Box<dyn Fn(&Row) -> bool>);
+
 /// Every data file of a fixture table with its rows, and the table.
 async fn files_and_rows(name: &str) -> (Table, Vec<(FileScanTask, Vec<Row>)>) {
     let dir = fixtures_dir().join("pg_edge").join(name);
@@ -57,18 +60,14 @@ fn column_type(table: &Table, name: &str) -> (i32, PrimitiveType) {
 
 /// Checks soundness of each predicate over every file, and returns how many files in all the
 /// predicates skipped.
-fn check_pruning(
-    table: &Table,
-    files: &[(FileScanTask, Vec<Row>)],
-    cases: &[(Predicate, &dyn Fn(&Row) -> bool)],
-) -> usize {
+fn check_pruning(table: &Table, files: &[(FileScanTask, Vec<Row>)], cases: &[Case]) -> usize {
     let schema = table.metadata().current_schema().clone();
     let mut skipped = 0;
     for (p, holds) in cases {
         let pruner = Pruner::new(table.metadata(), &schema, vec![p.clone()]);
         for (t, rows) in files {
             let may = pruner.may_match(&t.data_file);
-            if rows.iter().any(|r| holds(r)) {
+            if rows.iter().any(holds) {
                 assert!(
                     may,
                     "{p:?} skipped {} which holds a matching row",
@@ -128,7 +127,7 @@ async fn bucket_hash_agrees_with_spark_and_prunes() {
     assert_eq!(checked, 41 * 4);
     // Equality and IN on each bucketed column keep the files of matching rows, skip others.
     let all: Vec<Row> = files.iter().flat_map(|(_, r)| r.clone()).collect();
-    let mut cases: Vec<(Predicate, Box<dyn Fn(&Row) -> bool>)> = Vec::new();
+    let mut cases: Vec<Case> = Vec::new();
     for name in ["id", "s", "d", "dt"] {
         let (id, _) = column_type(&table, name);
         for r in all.iter().step_by(7) {
@@ -154,9 +153,7 @@ async fn bucket_hash_agrees_with_spark_and_prunes() {
             Box::new(move |row: &Row| row[&n].as_ref().is_some_and(|v| w.contains(v))),
         ));
     }
-    let refs: Vec<(Predicate, &dyn Fn(&Row) -> bool)> =
-        cases.iter().map(|(p, f)| (p.clone(), f.as_ref())).collect();
-    let skipped = check_pruning(&table, &files, &refs);
+    let skipped = check_pruning(&table, &files, &cases);
     // Each equality keeps only the files of its row's four buckets.
     assert!(
         skipped > cases.len() * (files.len() / 2),
@@ -178,7 +175,7 @@ async fn truncate_partitions_prune_soundly() {
         (Literal::Long(x), Literal::Long(y)) => x.cmp(y),
         _ => panic!("{a:?} {b:?}"),
     };
-    let mut cases: Vec<(Predicate, Box<dyn Fn(&Row) -> bool>)> = Vec::new();
+    let mut cases: Vec<Case> = Vec::new();
     let mut probes: Vec<(&str, Literal)> = Vec::new();
     for r in all.iter().step_by(3) {
         for name in ["s", "d", "n", "b"] {
@@ -218,9 +215,7 @@ async fn truncate_partitions_prune_soundly() {
             cases.push((cmp(id, op, v.clone()), Box::new(holds)));
         }
     }
-    let refs: Vec<(Predicate, &dyn Fn(&Row) -> bool)> =
-        cases.iter().map(|(p, f)| (p.clone(), f.as_ref())).collect();
-    let skipped = check_pruning(&table, &files, &refs);
+    let skipped = check_pruning(&table, &files, &cases);
     assert!(
         skipped > cases.len() * files.len() / 3,
         "skipped {skipped} of {}",

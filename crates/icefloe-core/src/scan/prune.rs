@@ -585,6 +585,10 @@ fn may_match_partition(
     }
 }
 
+/// A value's first `w` code points (strings) or bytes (binary), as bytes; `None` for a value
+/// of another kind.
+type Truncation = fn(&Literal, usize) -> Option<Vec<u8>>;
+
 /// Whether rows of a file whose `truncate[w]` partition value of a string (first `w` code
 /// points) or binary (first `w` bytes) column is `value` may satisfy `p`. Every row's value
 /// starts with the partition value (values shorter than `w` are their own truncation), so
@@ -592,7 +596,7 @@ fn may_match_partition(
 /// above or below all of them.
 fn may_match_prefix(p: &Predicate, value: &Literal, w: usize) -> bool {
     // Values as bytes (UTF-8 for strings, as Iceberg orders them) and their truncation.
-    let (prefix, truncate): (&[u8], fn(&Literal, usize) -> Option<Vec<u8>>) = match value {
+    let (prefix, truncate): (&[u8], Truncation) = match value {
         Literal::String(s) => (s.as_bytes(), |v, w| match v {
             Literal::String(s) => Some(s.chars().take(w).collect::<String>().into_bytes()),
             _ => None,

@@ -127,7 +127,7 @@ mod tests {
         };
         assert_eq!(
             bucket(&Literal::Decimal(1420), &dec, 16),
-            Some((1646729059 % 16) as i32)
+            Some(1646729059 % 16)
         );
         assert_eq!(bucket(&Literal::Long(34), &PrimitiveType::Long, 0), None);
     }

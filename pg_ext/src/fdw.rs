@@ -478,6 +478,8 @@ pub(crate) struct ScanState {
     started: bool,
     /// Set in a parallel scan: the shared counter the units are claimed from.
     claims: Option<crate::parallel::Claims>,
+    /// A parallel-aware scan's units (crate::parallel), claimed one at a time.
+    units: Vec<icefloe_core::scan::split::TaskSplit>,
 }
 
 impl ScanState {
@@ -543,6 +545,7 @@ impl ScanState {
             done: false,
             started: false,
             claims: None,
+            units: Vec::new(),
         };
         state.start_stream();
         Ok(state)
@@ -553,10 +556,10 @@ impl ScanState {
         self.stream = self.scan.as_ref().map(|s| match self.claims {
             None => s.read_tasks(self.tasks.clone()),
             Some(claims) => {
-                let (scan, tasks) = (s.clone(), std::sync::Arc::new(self.tasks.clone()));
+                let (scan, units) = (s.clone(), std::sync::Arc::new(self.units.clone()));
                 // One claimed unit at a time, decoded on the runtime's worker thread.
                 futures::stream::iter(std::iter::from_fn(move || claims.claim()))
-                    .flat_map(move |i| scan.read_tasks(vec![tasks[i].clone()]))
+                    .flat_map(move |i| scan.read_splits(vec![units[i].clone()]))
                     .boxed()
             }
         });
@@ -999,10 +1002,12 @@ unsafe fn begin(
     );
     let scan_for_plan = p.scan.clone();
     let tasks = runtime::block_on_interruptible(scan_for_plan.plan_files())??;
-    let (mut tasks, stats) = pruner.prune(tasks);
-    if (*plan).scan.plan.parallel_aware {
-        crate::parallel::order(&mut tasks);
-    }
+    let (tasks, stats) = pruner.prune(tasks);
+    let units = if (*plan).scan.plan.parallel_aware {
+        crate::parallel::units(&tasks, crate::settings::parallel_split_rows())
+    } else {
+        Vec::new()
+    };
     // The same conditions skip row groups inside the files read.
     let scan = if pushed.is_empty() {
         p.scan
@@ -1054,6 +1059,7 @@ unsafe fn begin(
         done: false,
         started: false,
         claims: None,
+        units,
     };
     Ok(state)
 }
@@ -1137,8 +1143,8 @@ unsafe extern "C-unwind" fn initialize_dsm(
 ) {
     let location = metadata_file_of(node).unwrap_or_default();
     let Some(state) = state_of(node) else { return };
-    let fp = crate::parallel::fingerprint(state.snapshot_id, &state.tasks);
-    crate::parallel::init(coordinate, &location, state.tasks.len() as u64, fp);
+    let fp = crate::parallel::fingerprint(state.snapshot_id, &state.units);
+    crate::parallel::init(coordinate, &location, state.units.len() as u64, fp);
     state.claims = Some(crate::parallel::Claims::new(coordinate));
     state.restart();
 }
@@ -1165,8 +1171,8 @@ unsafe extern "C-unwind" fn initialize_worker(
     let state = (|| {
         let location = crate::parallel::location(coordinate)?;
         let mut state = begin(node, (!location.is_empty()).then_some(location.as_str()))?;
-        let fp = crate::parallel::fingerprint(state.snapshot_id, &state.tasks);
-        crate::parallel::check(coordinate, state.tasks.len() as u64, fp)?;
+        let fp = crate::parallel::fingerprint(state.snapshot_id, &state.units);
+        crate::parallel::check(coordinate, state.units.len() as u64, fp)?;
         state.claims = Some(crate::parallel::Claims::new(coordinate));
         Ok::<_, FdwError>(state)
     })()
@@ -1238,7 +1244,7 @@ unsafe extern "C-unwind" fn explain_foreign_scan(
     }
     int("Files Scanned", state.stats.kept as i64);
     if (*(*node).ss.ps.plan).parallel_aware {
-        int("Units", state.tasks.len() as i64);
+        int("Units", state.units.len() as i64);
     }
     int("Files Skipped", state.stats.skipped as i64);
     if (*es).analyze {

@@ -1,5 +1,5 @@
-//! Parallel foreign scans: the leader and its workers claim the scan's units (file tasks)
-//! one at a time from a counter in the parallel query's dynamic shared memory, so each unit
+//! Parallel foreign scans: the leader and its workers claim the scan's units (file tasks, and
+//! parts of the large ones: [`icefloe_core::scan::split`]) one at a time from a counter in the parallel query's dynamic shared memory, so each unit
 //! is read by exactly one process. Every process reads the metadata file the leader pinned
 //! (its location is in shared memory too) and plans the same units; a fingerprint of the
 //! snapshot and the units, checked by each worker, turns any difference into an error
@@ -8,6 +8,7 @@
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use icefloe_core::scan::split::TaskSplit;
 use icefloe_core::FileScanTask;
 
 use crate::error::FdwError;
@@ -31,13 +32,15 @@ pub fn size(location: &str) -> usize {
 }
 
 /// A stable fingerprint (same in every process of the build) of what a scan reads: the
-/// snapshot and each unit's file, row count and deletes.
-pub fn fingerprint(snapshot_id: Option<i64>, units: &[FileScanTask]) -> u64 {
+/// snapshot and each unit's file, rows, row count and deletes.
+pub fn fingerprint(snapshot_id: Option<i64>, units: &[TaskSplit]) -> u64 {
     // DefaultHasher::new() has fixed keys: equal input hashes equally in every backend.
     let mut h = std::hash::DefaultHasher::new();
     snapshot_id.hash(&mut h);
     units.len().hash(&mut h);
-    for t in units {
+    for u in units {
+        u.rows.hash(&mut h);
+        let t = &u.task;
         t.data_file.file_path.hash(&mut h);
         t.data_file.record_count.hash(&mut h);
         t.deletion_vector
@@ -50,9 +53,12 @@ pub fn fingerprint(snapshot_id: Option<i64>, units: &[FileScanTask]) -> u64 {
     h.finish()
 }
 
-/// Puts units in the one order every process uses.
-pub fn order(units: &mut [FileScanTask]) {
-    units.sort_by(|a, b| a.data_file.file_path.cmp(&b.data_file.file_path));
+/// The units of a parallel scan of `tasks`, in the one order every process uses: the tasks by
+/// data file, each split into parts of at most `max_rows` positions.
+pub fn units(tasks: &[FileScanTask], max_rows: u64) -> Vec<TaskSplit> {
+    let mut tasks = tasks.to_vec();
+    tasks.sort_by(|a, b| a.data_file.file_path.cmp(&b.data_file.file_path));
+    icefloe_core::scan::split::split_tasks(&tasks, max_rows)
 }
 
 /// Fills the shared memory at `at` (of [`size`] bytes) for a scan of `units` units of

@@ -7,6 +7,13 @@ use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting};
 pub static CACHE_SIZE_MB: GucSetting<i32> = GucSetting::<i32>::new(256);
 /// `icefloe.scan_concurrency`: files one scan reads at once (0 = one per CPU).
 pub static SCAN_CONCURRENCY: GucSetting<i32> = GucSetting::<i32>::new(0);
+/// `icefloe.parallel_split_rows`: the most rows of one unit of a parallel scan.
+pub static PARALLEL_SPLIT_ROWS: GucSetting<i32> = GucSetting::<i32>::new(1 << 20);
+
+/// The most row positions of one unit of a parallel scan (larger files are split).
+pub fn parallel_split_rows() -> u64 {
+    PARALLEL_SPLIT_ROWS.get().max(1) as u64
+}
 
 /// The cache budget of a backend, in bytes.
 pub fn cache_bytes() -> u64 {
@@ -30,6 +37,16 @@ pub fn init() {
         1 << 20,
         GucContext::Suset,
         GucFlags::UNIT_MB,
+    );
+    GucRegistry::define_int_guc(
+        c"icefloe.parallel_split_rows",
+        c"The most rows of a data file one process of a parallel foreign scan reads as one unit.",
+        c"Larger files are split into parts of about this many rows, which the leader and workers claim one at a time.",
+        &PARALLEL_SPLIT_ROWS,
+        1,
+        i32::MAX,
+        GucContext::Userset,
+        GucFlags::default(),
     );
     GucRegistry::define_int_guc(
         c"icefloe.scan_concurrency",

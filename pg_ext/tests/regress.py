@@ -1463,6 +1463,26 @@ def count_star_with_identity_partition_conditions():
     psql("DROP FOREIGN TABLE cntp")
 
 
+@test
+def pages_are_pruned_inside_a_row_group():
+    """Item 12: the Parquet page index prunes pages inside a row group (pg_edge/pages: one row
+    group of ten 500-row pages, ids 4240..4244 deleted; tests/gen/pg_pages.py), so a point
+    lookup reads one page; results equal an unpruned scan's, lineage included."""
+    d = edge_table("pages")
+    psql(f"DROP FOREIGN TABLE IF EXISTS pg_pages; CREATE FOREIGN TABLE pg_pages (_row_id bigint, id bigint, name text) "
+         f"SERVER lake OPTIONS (location '{d}')")
+    cases = [("id = 4300", 495), ("id = 4242", 495), ("id IN (10, 4999)", 1000), ("name = 'n02500'", 500),
+             ("id BETWEEN 490 AND 510", 1000), ("id > 100000", 0), ("id >= 0", 4995)]
+    for cond, read in cases:
+        plan = json.loads(psql(f"EXPLAIN (ANALYZE, FORMAT JSON) SELECT * FROM pg_pages WHERE {cond}"))[0]["Plan"]
+        assert plan["Rows Read"] == read, (cond, plan["Rows Read"], read)
+        got = psql(f"SELECT count(*), coalesce(sum(id), 0), coalesce(sum(_row_id), 0) FROM pg_pages WHERE {cond}").strip()
+        want = psql(f"SELECT count(*), coalesce(sum(id), 0), coalesce(sum(_row_id), 0) FROM (SELECT * FROM pg_pages OFFSET 0) t WHERE ({cond}) IS TRUE").strip()
+        assert got == want, (cond, got, want)
+    assert psql("SELECT count(*) FROM pg_pages WHERE id = 4242").strip() == "0"
+    psql("DROP FOREIGN TABLE pg_pages")
+
+
 PARALLEL = ("SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0; "
             "SET max_parallel_workers_per_gather = 2; "
             # Tiny tables: make the parallel plan's saving exceed the planner's 1% cost fuzz.
@@ -1495,12 +1515,16 @@ def parallel_scan_returns_the_serial_rows():
     for t in tables:
         q = f"SELECT count(*), md5(string_agg(x::text, '|' ORDER BY x::text)) FROM {t} x"
         serial = psql(SERIAL + q).strip()
-        for extra in ("", "SET parallel_leader_participation = off; "):
+        for extra in ("", "SET parallel_leader_participation = off; ",
+                      # Files split into units of 1000 positions, claimed by all processes.
+                      "SET icefloe.parallel_split_rows = 1000; "):
             plan = json.loads(psql(PARALLEL + extra + f"EXPLAIN (ANALYZE, FORMAT JSON) {q}"))[0]["Plan"]
             g = gather_of(plan)
             assert g and g["Workers Launched"] >= 1, (t, plan)
             scan = g["Plans"][0]
             assert scan["Node Type"] == "Foreign Scan" and scan["Parallel Aware"], (t, scan)
+            if "split" in extra and t == "cur.v3_dv_large":
+                assert scan["Units"] >= 50 > scan["Files Scanned"], scan
             got = psql(PARALLEL + extra + q).strip()
             assert got == serial, (t, extra, got, serial)
     # Lineage columns and a condition, summed by partial aggregates in the workers.
@@ -1510,6 +1534,7 @@ def parallel_scan_returns_the_serial_rows():
     q = q.replace("cur.v3_dv_large", "par_lin")
     serial = psql(SERIAL + q).strip()
     assert psql(PARALLEL + q).strip() == serial
+    assert psql(PARALLEL + "SET icefloe.parallel_split_rows = 777; " + q).strip() == serial
     plan = psql(PARALLEL + f"EXPLAIN {q}")
     assert "Partial Aggregate" in plan and "Gather" in plan, plan
     psql("DROP FOREIGN TABLE par_lin; DROP FOREIGN TABLE par_dup")

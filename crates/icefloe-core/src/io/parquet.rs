@@ -13,6 +13,7 @@ use object_store::{ObjectStore, ObjectStoreExt};
 use parquet::arrow::arrow_reader::ArrowReaderOptions;
 use parquet::arrow::async_reader::{AsyncFileReader, ParquetRecordBatchStreamBuilder};
 use parquet::errors::ParquetError;
+use parquet::file::metadata::PageIndexPolicy;
 use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
 
 use super::TableIo;
@@ -81,6 +82,18 @@ pub async fn open_parquet(
     written: &str,
     size: i64,
 ) -> crate::Result<ParquetRecordBatchStreamBuilder<StoreFileReader>> {
+    open_parquet_with(io, written, size, false).await
+}
+
+/// Like [`open_parquet`]; with `page_index`, also reads the file's page index (column and
+/// offset indexes, where written), for page pruning and for reading only the pages a row
+/// selection needs.
+pub async fn open_parquet_with(
+    io: &TableIo,
+    written: &str,
+    size: i64,
+    page_index: bool,
+) -> crate::Result<ParquetRecordBatchStreamBuilder<StoreFileReader>> {
     let path = io.resolve(written);
     let shown = io.display(&path);
     super::regular::ensure_regular(&path, &shown)?;
@@ -97,7 +110,14 @@ pub async fn open_parquet(
         path,
         size,
     };
-    let opened = match crate::guard::guarded(ParquetRecordBatchStreamBuilder::new(reader)).await {
+    let policy = if page_index {
+        PageIndexPolicy::Optional
+    } else {
+        PageIndexPolicy::Skip
+    };
+    let options = ArrowReaderOptions::new().with_page_index_policy(policy);
+    let open = ParquetRecordBatchStreamBuilder::new_with_options(reader, options);
+    let opened = match crate::guard::guarded(open).await {
         Ok(r) => r,
         Err(panic) => {
             return Err(crate::Error::data_file(

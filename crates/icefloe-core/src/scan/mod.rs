@@ -5,10 +5,12 @@ pub mod adapt;
 pub mod arrow_schema;
 pub mod lineage;
 pub mod metadata_columns;
+pub mod page_index;
 pub mod plan;
 pub mod preload;
 pub mod prune;
 pub mod read;
+pub mod split;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -24,6 +26,7 @@ use crate::spec::{NestedField, Schema, Snapshot};
 use crate::table::{SnapshotSelector, Table};
 pub use plan::FileScanTask;
 use read::{ReadContext, TaskReader, DEFAULT_BATCH_SIZE};
+use split::TaskSplit;
 
 /// Builds a [`Scan`].
 #[derive(Debug, Clone, Default)]
@@ -201,9 +204,15 @@ impl Scan {
 
     /// Streams the live rows of one task.
     pub fn read_task(&self, task: FileScanTask) -> BoxStream<'static, crate::Result<RecordBatch>> {
+        self.read_split(TaskSplit { task, rows: None })
+    }
+
+    /// Streams the live rows of one split of a task (its positions `split.rows`).
+    pub fn read_split(&self, split: TaskSplit) -> BoxStream<'static, crate::Result<RecordBatch>> {
         let table = self.table.clone();
         let ctx = self.ctx.clone();
-        futures::stream::once(async move { TaskReader::open(&table, task, ctx).await })
+        let TaskSplit { task, rows } = split;
+        futures::stream::once(async move { TaskReader::open(&table, task, rows, ctx).await })
             .flat_map(|opened| match opened {
                 Err(e) => futures::stream::once(async { Err(e) }).boxed(),
                 Ok(reader) => futures::stream::unfold(Some(reader), |state| async move {
@@ -226,16 +235,29 @@ impl Scan {
         &self,
         tasks: Vec<FileScanTask>,
     ) -> BoxStream<'static, crate::Result<RecordBatch>> {
+        self.read_splits(
+            tasks
+                .into_iter()
+                .map(|task| TaskSplit { task, rows: None })
+                .collect(),
+        )
+    }
+
+    /// Like [`Scan::read_tasks`], for splits of tasks ([`split`]).
+    pub fn read_splits(
+        &self,
+        splits: Vec<TaskSplit>,
+    ) -> BoxStream<'static, crate::Result<RecordBatch>> {
         let scan = self.clone();
-        let per_file = futures::stream::iter(tasks).map(move |task| {
+        let per_file = futures::stream::iter(splits).map(move |split| {
             let (tx, rx) = mpsc::channel::<crate::Result<RecordBatch>>(2);
             let s = scan.clone();
             let handle = tokio::spawn(async move {
-                let path = task.data_file.file_path.clone();
+                let path = split.task.data_file.file_path.clone();
                 let forward = {
                     let tx = tx.clone();
                     async move {
-                        let mut st = s.read_task(task);
+                        let mut st = s.read_split(split);
                         while let Some(item) = st.next().await {
                             let stop = item.is_err();
                             if tx.send(item).await.is_err() || stop {

@@ -20,11 +20,12 @@ use super::adapt::{adapt, cast_exact, find_field, literal_array, missing_column}
 use super::arrow_schema::{type_to_arrow, LAST_UPDATED_SEQ_FIELD_ID, ROW_ID_FIELD_ID};
 use super::lineage::{last_updated, row_ids};
 use super::metadata_columns;
+use super::page_index::FilterLeaf;
 use super::plan::FileScanTask;
 use super::prune::{ColumnStats, Pruner};
 use crate::delete::equality::{load_equality_set, EqualityDeleteSet};
 use crate::delete::resolved::deleted_positions;
-use crate::io::parquet::{open_parquet, StoreFileReader};
+use crate::io::parquet::{open_parquet_with, StoreFileReader};
 use crate::spec::name_mapping::{MappedField, NameMapping};
 use crate::spec::{Literal, NestedField, PrimitiveType, Transform, Type};
 use crate::table::Table;
@@ -80,9 +81,12 @@ impl TaskReader {
     /// Prepares reading `task`: resolves its deletes (cached) and opens the data file.
     /// Errors: missing or corrupt data file, delete files or deletion vector; a data file
     /// whose row count differs from its manifest entry.
+    /// With `rows`, only the live rows at those positions of the data file are read (a
+    /// split of the task, [`super::split`]).
     pub async fn open(
         table: &Table,
         task: FileScanTask,
+        rows: Option<std::ops::Range<u64>>,
         ctx: Arc<ReadContext>,
     ) -> crate::Result<TaskReader> {
         let io = table.io();
@@ -94,10 +98,12 @@ impl TaskReader {
             let converter = set.converter()?;
             equality.push((set, converter));
         }
-        let builder = open_parquet(
+        // The page index serves pruning and the reads of parts of a file.
+        let builder = open_parquet_with(
             io,
             &task.data_file.file_path,
             task.data_file.file_size_in_bytes,
+            ctx.row_group_filter.is_some() || rows.is_some(),
         )
         .await?;
         let num_rows = builder.metadata().file_metadata().num_rows() as u64;
@@ -114,11 +120,27 @@ impl TaskReader {
         let mut select = deleted.is_some_and(|d| !d.is_empty());
         let file_fields = builder.schema().fields().clone();
         let mapping = ctx.name_mapping.as_ref().map(|m| m.fields.as_slice());
+        if let Some(r) = &rows {
+            // Positions outside the split.
+            let outside = [
+                (0, r.start.min(num_rows)),
+                (r.end, num_rows.saturating_sub(r.end)),
+            ];
+            let outside: Vec<(u64, u64)> = outside.into_iter().filter(|(_, l)| *l > 0).collect();
+            runs = subtract(runs, &outside);
+            select = true;
+        }
         if let Some(filter) = &ctx.row_group_filter {
-            let skipped = skipped_row_groups(filter, builder.metadata(), &file_fields, mapping);
-            if !skipped.is_empty() {
-                runs = subtract(runs, &skipped);
-                select = true;
+            let meta = builder.metadata();
+            let leaves = filter_leaves(filter, meta, &file_fields, mapping);
+            let skipped = skipped_row_groups(filter, meta, &leaves);
+            let pages =
+                super::page_index::skipped_pages(filter, meta, &leaves, &skipped, &column_stats);
+            for skip in [skipped, pages] {
+                if !skip.is_empty() {
+                    runs = subtract(runs, &skip);
+                    select = true;
+                }
             }
         }
         // Columns without ids can only be matched through a name mapping; guessing by name or
@@ -382,23 +404,8 @@ fn child_mapping(mapping: &[MappedField], id: i32) -> Option<&[MappedField]> {
 fn skipped_row_groups(
     filter: &Pruner,
     meta: &ParquetMetaData,
-    file_fields: &arrow::datatypes::Fields,
-    mapping: Option<&[MappedField]>,
+    leaves: &[FilterLeaf],
 ) -> Vec<(u64, u64)> {
-    let descr = meta.file_metadata().schema_descr();
-    let mut leaves = Vec::new();
-    for id in filter.field_ids() {
-        let (Some(ty), Some(root)) = (filter.field_type(id), find_field(file_fields, id, mapping))
-        else {
-            continue;
-        };
-        let leaf = (0..descr.num_columns()).find(|&i| {
-            descr.get_column_root_idx(i) == root && descr.column(i).path().parts().len() == 1
-        });
-        if let Some(leaf) = leaf {
-            leaves.push((id, leaf, ty.clone()));
-        }
-    }
     let mut out = Vec::new();
     if leaves.is_empty() {
         return out;
@@ -419,6 +426,30 @@ fn skipped_row_groups(
         start += rows;
     }
     out
+}
+
+/// The filter's columns that are top-level primitive leaves of the file.
+fn filter_leaves(
+    filter: &Pruner,
+    meta: &ParquetMetaData,
+    file_fields: &arrow::datatypes::Fields,
+    mapping: Option<&[MappedField]>,
+) -> Vec<FilterLeaf> {
+    let descr = meta.file_metadata().schema_descr();
+    let mut leaves = Vec::new();
+    for id in filter.field_ids() {
+        let (Some(ty), Some(root)) = (filter.field_type(id), find_field(file_fields, id, mapping))
+        else {
+            continue;
+        };
+        let leaf = (0..descr.num_columns()).find(|&i| {
+            descr.get_column_root_idx(i) == root && descr.column(i).path().parts().len() == 1
+        });
+        if let Some(leaf) = leaf {
+            leaves.push((id, leaf, ty.clone()));
+        }
+    }
+    leaves
 }
 
 /// A row group column's statistics as bounds of the column's Iceberg type; bounds that

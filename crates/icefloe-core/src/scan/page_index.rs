@@ -14,6 +14,10 @@ use parquet::schema::types::ColumnDescriptor;
 use super::prune::{ColumnStats, Pruner};
 use crate::spec::PrimitiveType;
 
+/// One column's pages in a row group: `(first row, rows, statistics)`, rows relative to the
+/// row group.
+type Pages = Vec<(u64, u64, ColumnStats)>;
+
 /// A filter column: its field id, Parquet leaf index and Iceberg type.
 pub type FilterLeaf = (i32, usize, PrimitiveType);
 
@@ -83,7 +87,7 @@ fn column_pages(
     leaf: usize,
     ty: &PrimitiveType,
     to_stats: ToStats,
-) -> Option<Vec<(u64, u64, ColumnStats)>> {
+) -> Option<Pages> {
     let index = meta.page_index_for_row_group(rg);
     let (ci, oi) = (index.column_index(leaf)?, index.offset_index(leaf)?);
     let locations = oi.page_locations();
@@ -136,7 +140,7 @@ pub fn skipped_pages(
         if rows == 0 || skipped_groups.iter().any(|(s, _)| *s == start) {
             continue;
         }
-        let columns: Vec<(i32, Vec<(u64, u64, ColumnStats)>)> = leaves
+        let columns: Vec<(i32, Pages)> = leaves
             .iter()
             .filter_map(|(id, leaf, ty)| Some((*id, column_pages(meta, rg, *leaf, ty, to_stats)?)))
             .collect();

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value as Json;
 
+use super::metadata_json::Lists;
 use super::partition::PartitionSpec;
 use super::schema::Schema;
 use super::snapshot::{MetadataLogEntry, RefType, Snapshot, SnapshotLogEntry, SnapshotRef};
@@ -41,14 +42,23 @@ pub struct TableMetadata {
 impl TableMetadata {
     /// Parses metadata JSON. `path` names the file in errors. A format version above 3 is an
     /// error naming the version, as the spec requires of readers.
+    /// Its long lists are decoded element by element, so no JSON tree of the whole file is
+    /// held (see [`super::metadata_json`]).
     pub fn from_json_bytes(bytes: &[u8], path: &str) -> crate::Result<TableMetadata> {
-        let v: Json = serde_json::from_slice(bytes)
-            .map_err(|e| crate::Error::metadata(path, format!("not valid JSON: {e}")))?;
-        Self::from_json(&v, path)
+        let (v, lists) = super::metadata_json::decode(bytes, path)?;
+        Self::from_parts(&v, lists, path)
     }
 
     /// Parses an already decoded metadata JSON object.
     pub fn from_json(v: &Json, path: &str) -> crate::Result<TableMetadata> {
+        if !v.is_object() {
+            return Err(crate::Error::metadata(path, "not a JSON object"));
+        }
+        Self::from_parts(v, Lists::from_value(v, path)?, path)
+    }
+
+    /// Parses a metadata object whose long lists are already decoded into `lists`.
+    fn from_parts(v: &Json, lists: Lists, path: &str) -> crate::Result<TableMetadata> {
         let err = |r: &str| crate::Error::metadata(path, r);
         let i = |k: &str| v.get(k).and_then(Json::as_i64);
         let format_version = i("format-version").ok_or_else(|| err("missing format-version"))?;
@@ -110,14 +120,7 @@ impl TableMetadata {
             .map(|a| a.iter().map(SortOrder::from_json).collect())
             .unwrap_or_default();
 
-        let snapshots = match v.get("snapshots") {
-            None | Some(Json::Null) => Vec::new(),
-            Some(Json::Array(a)) => a
-                .iter()
-                .map(|s| Snapshot::from_json(s, path))
-                .collect::<crate::Result<_>>()?,
-            Some(_) => return Err(err("snapshots is not a list")),
-        };
+        let snapshots = lists.snapshots.unwrap_or_default();
         // -1 is how writers spell "no current snapshot".
         let current_snapshot_id = i("current-snapshot-id").filter(|id| *id != -1);
 
@@ -162,34 +165,8 @@ impl TableMetadata {
             );
         }
 
-        let snapshot_log = v
-            .get("snapshot-log")
-            .and_then(Json::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|e| {
-                        Some(SnapshotLogEntry {
-                            timestamp_ms: e.get("timestamp-ms")?.as_i64()?,
-                            snapshot_id: e.get("snapshot-id")?.as_i64()?,
-                        })
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        let metadata_log = v
-            .get("metadata-log")
-            .and_then(Json::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|e| {
-                        Some(MetadataLogEntry {
-                            timestamp_ms: e.get("timestamp-ms")?.as_i64()?,
-                            metadata_file: e.get("metadata-file")?.as_str()?.to_string(),
-                        })
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+        let snapshot_log = lists.snapshot_log.unwrap_or_default();
+        let metadata_log = lists.metadata_log.unwrap_or_default();
 
         let metadata = TableMetadata {
             format_version,

@@ -7,6 +7,7 @@ pub mod literal;
 pub mod manifest;
 pub mod manifest_list;
 pub mod metadata;
+pub mod metadata_json;
 pub mod name_mapping;
 pub mod partition;
 pub mod schema;

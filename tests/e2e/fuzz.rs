@@ -1099,15 +1099,15 @@ fn expectation(file: &Path, original: &[u8], edit: &Edit) -> Expect {
         return Expect::Same;
     };
     let last = p.last().unwrap().as_str();
-    let mut edited = serde_json::from_slice::<Json>(original).unwrap();
-    let node = p.iter().fold(Some(&mut edited), |n, k| {
-        n.and_then(|n| match n {
-            Json::Array(a) => k.parse::<usize>().ok().and_then(|i| a.get_mut(i)),
-            Json::Object(o) => o.get_mut(k),
+    let old = p
+        .iter()
+        .try_fold(&orig, |n, k| match n {
+            Json::Array(a) => k.parse::<usize>().ok().and_then(|i| a.get(i)),
+            Json::Object(o) => o.get(k),
             _ => None,
         })
-    });
-    let old = node.map(|n| n.clone()).unwrap_or(Json::Null);
+        .cloned()
+        .unwrap_or(Json::Null);
     let valid = if p.iter().any(|k| k == "initial-default") {
         true
     } else if ["id", "element-id", "key-id", "value-id"].contains(&last) {

@@ -929,8 +929,11 @@ class MotoS3:
         def put(key, data=b""):
             # moto accepts unsigned requests; the key is sent as written (quoted for HTTP).
             from urllib.parse import quote
-            req = urllib.request.Request(f"{self.url}/{quote(key, safe='/=')}", data=data, method="PUT")
-            urllib.request.urlopen(req).read()
+            # An explicit Content-Type: with urllib's default (form data) moto's server reads
+            # the body as a form and never answers.
+            req = urllib.request.Request(f"{self.url}/{quote(key, safe='/=')}", data=data, method="PUT",
+                                         headers={"Content-Type": "application/octet-stream"})
+            urllib.request.urlopen(req, timeout=60).read()
 
         put("lake")
         root = os.path.join(ARGS.fixtures, "warehouse")

@@ -8,7 +8,8 @@ use crate::time;
 
 /// Help text of `<TABLE>`, the same in every subcommand.
 pub const TABLE_HELP: &str = "The table: its root directory (the one holding metadata/), one of \
-its *.metadata.json files, or a file://, s3://, gs:// or az:// URL of either";
+its *.metadata.json files, or a file://, s3://, gs:// or az:// URL of either; with --catalog, \
+namespace.table";
 
 /// The table a command reads.
 #[derive(Args, Debug, Clone)]
@@ -17,13 +18,19 @@ pub struct TableArgs {
     pub table: String,
     #[command(flatten)]
     pub storage: StorageArgs,
+    /// The catalog (`--catalog`) TABLE is a `namespace.table` of.
+    #[arg(skip)]
+    pub catalog: Option<String>,
 }
 
 impl TableArgs {
     /// Opens the table; when that fails, the error says what the path is instead (missing,
     /// a warehouse, a file of another kind).
     pub async fn open(&self) -> anyhow::Result<Table> {
-        crate::open::open(&self.table, self.storage.config()?).await
+        match &self.catalog {
+            Some(name) => crate::catalog::load(name, &self.table, self.storage.config()?).await,
+            None => crate::open::open(&self.table, self.storage.config()?).await,
+        }
     }
 }
 

@@ -2,6 +2,8 @@
 
 mod args;
 mod cat;
+mod catalog;
+mod catalog_config;
 mod describe;
 mod generate;
 mod mount;
@@ -28,6 +30,10 @@ const VERSION: &str = concat!(
 #[derive(Parser, Debug)]
 #[command(name = "icefloe", version = VERSION, about, max_term_width = 100)]
 pub struct Cli {
+    /// Read tables from this REST catalog, configured as PyIceberg's are (~/.pyiceberg.yaml,
+    /// PYICEBERG_CATALOG__<NAME>__<KEY>); TABLE is then namespace.table
+    #[arg(long, global = true, value_name = "NAME")]
+    catalog: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -68,6 +74,11 @@ enum Command {
         #[command(flatten)]
         out: CatOutput,
     },
+    /// List a catalog's tables (with --catalog), in NAMESPACE and below or in all namespaces
+    Tables {
+        /// The namespace (dotted: a.b); default: every namespace
+        namespace: Option<String>,
+    },
     /// Mount a table or a warehouse of tables as a read-only file system
     #[command(
         long_about = "Mount a table or a warehouse of tables as a read-only file system: \
@@ -92,6 +103,22 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         dir: Option<std::path::PathBuf>,
     },
+}
+
+impl Command {
+    /// Makes the subcommand's TABLE a table of catalog `name`.
+    fn set_catalog(&mut self, name: &str) {
+        match self {
+            Command::Snapshots { table, .. }
+            | Command::Schema { table, .. }
+            | Command::Files { table, .. }
+            | Command::Cat { table, .. } => table.catalog = Some(name.to_string()),
+            Command::Tables { .. }
+            | Command::Mount(_)
+            | Command::Completions { .. }
+            | Command::Man { .. } => {}
+        }
+    }
 }
 
 /// Output options of `cat`.
@@ -124,9 +151,16 @@ fn main() -> ExitCode {
         .init();
     // Panics inside libraries become one-line errors; no backtrace noise.
     icefloe_core::guard::install_quiet_panic_hook();
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
+    if let Some(name) = &cli.catalog {
+        cli.command.set_catalog(name);
+    }
+    let catalog = cli.catalog.clone();
     let result = match cli.command {
         // The mount runs its own runtime, so it starts outside this one.
+        Command::Mount(_) if catalog.is_some() => Err(anyhow::anyhow!(
+            "icefloe mount --catalog is not supported yet: mount a table or warehouse path"
+        )),
         Command::Mount(args) => mount::mount(args),
         Command::Completions { shell } => generate::completions(shell),
         Command::Man { dir } => generate::man(dir.as_deref()),
@@ -134,7 +168,7 @@ fn main() -> ExitCode {
             .enable_all()
             .build()
             .map_err(|e| anyhow::anyhow!("cannot start runtime: {e}"))
-            .and_then(|rt| rt.block_on(run(command))),
+            .and_then(|rt| rt.block_on(run(command, catalog.as_deref()))),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -147,8 +181,12 @@ fn main() -> ExitCode {
 }
 
 /// Runs a command that reads a table.
-async fn run(command: Command) -> anyhow::Result<()> {
+async fn run(command: Command, catalog: Option<&str>) -> anyhow::Result<()> {
     match command {
+        Command::Tables { namespace } => match catalog {
+            Some(name) => catalog::tables(name, namespace.as_deref()).await,
+            None => anyhow::bail!("`icefloe tables` lists a catalog: give --catalog NAME"),
+        },
         Command::Snapshots { table, out } => describe::snapshots(&table, out.format).await,
         Command::Schema { table, at, out } => describe::schema(&table, &at, out.format).await,
         Command::Files { table, at, out } => describe::files(&table, &at, out.format).await,

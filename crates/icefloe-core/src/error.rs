@@ -70,6 +70,15 @@ pub enum Error {
         subject: String,
         reason: String,
     },
+    /// A catalog refused the credentials (HTTP 401 unauthorized, 403 forbidden, 419 expired,
+    /// after one renewal where the credentials can be renewed).
+    #[error("catalog {catalog}: {subject}: not authorized: {reason}")]
+    CatalogAuth {
+        catalog: String,
+        subject: String,
+        status: u16,
+        reason: String,
+    },
     /// A table the catalog does not hold.
     #[error("catalog {catalog} has no table {table}: {reason}")]
     NoSuchTable {

@@ -148,6 +148,30 @@ impl Table {
         })
     }
 
+    /// A table from metadata a catalog returned inline (the REST catalog's `loadTable`),
+    /// without reading the metadata file again. `io` is the table's store, `root` where its
+    /// files are inside it (paths under the metadata's `location` are read there), and
+    /// `metadata_file` names the metadata in messages.
+    pub fn from_metadata_json(
+        io: TableIo,
+        root: &str,
+        json: &serde_json::Value,
+        metadata_file: &str,
+        caches: Arc<Caches>,
+    ) -> crate::Result<Table> {
+        let metadata = crate::guard::catch(
+            || TableMetadata::from_json(json, metadata_file),
+            |m| crate::Error::metadata(metadata_file, format!("parser panicked: {m}")),
+        )?;
+        let io = io.with_roots(root, &metadata.location);
+        Ok(Table {
+            io,
+            metadata: Arc::new(metadata),
+            metadata_file: metadata_file.to_string(),
+            caches,
+        })
+    }
+
     /// The storage of this table.
     pub fn io(&self) -> &TableIo {
         &self.io

@@ -8,6 +8,7 @@
 
 pub mod ident;
 pub mod path;
+pub mod rest;
 pub mod warehouse;
 
 use std::sync::Arc;

@@ -149,11 +149,13 @@ public final class IcefloeTestCatalogServer {
   private void handle(HttpExchange ex) throws IOException {
     int status;
     Object body;
+    String path = ex.getRequestURI().getRawPath();
+    String method = ex.getRequestMethod();
+    boolean tokenEndpoint =
+        method.equals("POST") && (path.equals("/v1/oauth/tokens") || path.equals("/oauth2/token"));
     try {
-      String path = ex.getRequestURI().getRawPath();
       Map<String, String> query = form(ex.getRequestURI().getRawQuery());
-      String method = ex.getRequestMethod();
-      if (method.equals("POST") && (path.equals("/v1/oauth/tokens") || path.equals("/oauth2/token"))) {
+      if (tokenEndpoint) {
         body = token(ex);
       } else {
         authorize(ex);
@@ -162,7 +164,10 @@ public final class IcefloeTestCatalogServer {
       status = body == null ? 204 : 200;
     } catch (Refused e) {
       status = e.status;
-      body = error(status, e.type, e.getMessage());
+      // The token endpoint answers as OAuth2 does (RFC 6749 section 5.2).
+      body = tokenEndpoint
+          ? Map.of("error", e.type, "error_description", e.getMessage())
+          : error(status, e.type, e.getMessage());
     } catch (NoSuchTableException | NoSuchNamespaceException e) {
       status = 404;
       body = error(status, e.getClass().getSimpleName(), e.getMessage());

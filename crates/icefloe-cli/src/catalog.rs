@@ -1,0 +1,64 @@
+//! `--catalog NAME`: connects to the REST catalog configured under that name (see
+//! [`crate::catalog_config`]), handing the core the user's storage settings from the
+//! environment; `icefloe tables` lists it.
+
+use icefloe_core::cache::Caches;
+use icefloe_core::catalog::rest::{RestCatalog, RestConfig};
+use icefloe_core::catalog::{Catalog, Namespace, TableIdent};
+use icefloe_core::io::StorageConfig;
+use icefloe_core::Table;
+
+use crate::catalog_config;
+
+/// The AWS variables PyIceberg's SigV4 signing finds through boto3, as catalog properties
+/// (used only when the configuration sets none).
+const AWS_ENV: &[(&str, &str)] = &[
+    ("client.access-key-id", "AWS_ACCESS_KEY_ID"),
+    ("client.secret-access-key", "AWS_SECRET_ACCESS_KEY"),
+    ("client.session-token", "AWS_SESSION_TOKEN"),
+    ("client.region", "AWS_REGION"),
+];
+
+/// Connects to catalog `name`; `storage` is the user's storage configuration.
+pub async fn connect(name: &str, storage: StorageConfig) -> anyhow::Result<RestCatalog> {
+    let env: Vec<(String, String)> = std::env::vars().collect();
+    let mut props = catalog_config::load(name, &env, &catalog_config::search_dirs(&env))?;
+    for (key, var) in AWS_ENV {
+        if !props.contains_key(*key) {
+            if let Some((_, v)) = env.iter().find(|(k, _)| k == var) {
+                props.insert(key.to_string(), v.clone());
+            }
+        }
+    }
+    let config = RestConfig::new(name, props)?;
+    Ok(RestCatalog::connect(config, storage, Caches::global()).await?)
+}
+
+/// Loads `namespace.table` from catalog `name`.
+pub async fn load(name: &str, table: &str, storage: StorageConfig) -> anyhow::Result<Table> {
+    let ident = TableIdent::parse(table)?;
+    Ok(connect(name, storage).await?.load_table(&ident).await?)
+}
+
+/// `icefloe --catalog NAME tables [NAMESPACE]`: every table in the namespace (the whole
+/// catalog without one) and in the namespaces below it, one `namespace.table` a line.
+pub async fn tables(name: &str, namespace: Option<&str>) -> anyhow::Result<()> {
+    use std::io::Write;
+    let catalog = connect(name, StorageConfig::with_env(std::env::vars(), [])).await?;
+    let mut pending = vec![match namespace {
+        Some(ns) => Namespace::parse(ns)?,
+        None => Namespace::root(),
+    }];
+    let mut found = Vec::new();
+    while let Some(ns) = pending.pop() {
+        found.extend(catalog.list_tables(&ns).await?);
+        pending.extend(catalog.list_namespaces(&ns).await?);
+    }
+    found.sort_by_key(|t| t.path());
+    let mut out = std::io::stdout().lock();
+    for t in found {
+        writeln!(out, "{t}")?;
+    }
+    out.flush()?;
+    Ok(())
+}

@@ -99,6 +99,9 @@ impl FdwError {
                 E::NoSuchTable { .. } => PgSqlErrorCode::ERRCODE_FDW_TABLE_NOT_FOUND,
                 E::NoSuchNamespace { .. } => PgSqlErrorCode::ERRCODE_FDW_SCHEMA_NOT_FOUND,
                 E::Catalog { .. } => PgSqlErrorCode::ERRCODE_FDW_ERROR,
+                E::CatalogAuth { .. } => {
+                    PgSqlErrorCode::ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION
+                }
             },
             FdwError::UnknownOption { .. }
             | FdwError::MisplacedSecret { .. }

@@ -16,7 +16,8 @@ fn servers() -> Option<HashMap<String, String>> {
     let path = match std::env::var_os("ICEFLOE_REST_ENV") {
         Some(p) => PathBuf::from(p),
         None => {
-            let p = PathBuf::from(std::env::var_os("HOME")?).join(".cache/icefloe/rest-catalog/env");
+            let p =
+                PathBuf::from(std::env::var_os("HOME")?).join(".cache/icefloe/rest-catalog/env");
             if !p.is_file() {
                 eprintln!(
                     "skipped: no REST catalog running (scripts/rest-catalog start, then ICEFLOE_REST_ENV={})",
@@ -27,8 +28,12 @@ fn servers() -> Option<HashMap<String, String>> {
             p
         }
     };
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("ICEFLOE_REST_ENV={}: {e} (did scripts/rest-catalog start fail?)", path.display()));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "ICEFLOE_REST_ENV={}: {e} (did scripts/rest-catalog start fail?)",
+            path.display()
+        )
+    });
     Some(
         text.lines()
             .filter_map(|l| l.strip_prefix("export ")?.split_once('='))
@@ -47,13 +52,19 @@ impl User {
     fn with_yaml(yaml: &str) -> User {
         let home = tempfile::tempdir().unwrap();
         std::fs::write(home.path().join(".pyiceberg.yaml"), yaml).unwrap();
-        User { home, env: Vec::new() }
+        User {
+            home,
+            env: Vec::new(),
+        }
     }
 
     fn with_env(env: &[(&str, &str)]) -> User {
         User {
             home: tempfile::tempdir().unwrap(),
-            env: env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
         }
     }
 
@@ -73,7 +84,11 @@ impl User {
 
     fn ok(&self, args: &[&str]) -> String {
         let o = self.icefloe(args);
-        assert!(o.status.success(), "icefloe {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "icefloe {args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         String::from_utf8(o.stdout).unwrap()
     }
 
@@ -102,17 +117,40 @@ fn every_snapshot_matches(user: &User, name: &str) {
     for s in &snaps {
         let id = s.snapshot_id.to_string();
         let table = format!("db.{}", s.table);
-        let o = user.icefloe(&["--catalog", name, "cat", &table, "--snapshot", &id, "--format", "jsonl", "--lineage"]);
+        let o = user.icefloe(&[
+            "--catalog",
+            name,
+            "cat",
+            &table,
+            "--snapshot",
+            &id,
+            "--format",
+            "jsonl",
+            "--lineage",
+        ]);
         if !o.status.success() {
-            failures.push(format!("{table}@{id}: {}", String::from_utf8_lossy(&o.stderr).trim()));
+            failures.push(format!(
+                "{table}@{id}: {}",
+                String::from_utf8_lossy(&o.stderr).trim()
+            ));
             continue;
         }
-        let got: Vec<Value> = String::from_utf8(o.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let got: Vec<Value> = String::from_utf8(o.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
         if let Some(d) = diff_rows(&got, &s.expected_rows()) {
             failures.push(format!("{table}@{id}: {d}"));
         }
     }
-    assert!(failures.is_empty(), "{} of {} snapshots differ:\n{}", failures.len(), snaps.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} snapshots differ:\n{}",
+        failures.len(),
+        snaps.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -120,7 +158,11 @@ fn every_snapshot_with_a_bearer_token() {
     let Some(s) = servers() else { return };
     let user = User::with_yaml(&yaml(
         "fixtures",
-        &[("uri", &s["ICEFLOE_REST_URI"]), ("warehouse", &s["ICEFLOE_REST_WAREHOUSE"]), ("token", &s["ICEFLOE_REST_TOKEN"])],
+        &[
+            ("uri", &s["ICEFLOE_REST_URI"]),
+            ("warehouse", &s["ICEFLOE_REST_WAREHOUSE"]),
+            ("token", &s["ICEFLOE_REST_TOKEN"]),
+        ],
     ));
     every_snapshot_matches(&user, "fixtures");
 }
@@ -128,10 +170,18 @@ fn every_snapshot_with_a_bearer_token() {
 #[test]
 fn every_snapshot_with_oauth2_client_credentials() {
     let Some(s) = servers() else { return };
-    let credential = format!("{}:{}", s["ICEFLOE_REST_CLIENT_ID"], s["ICEFLOE_REST_CLIENT_SECRET"]);
+    let credential = format!(
+        "{}:{}",
+        s["ICEFLOE_REST_CLIENT_ID"], s["ICEFLOE_REST_CLIENT_SECRET"]
+    );
     let user = User::with_yaml(&yaml(
         "Prod",
-        &[("uri", &s["ICEFLOE_REST_URI"]), ("warehouse", &s["ICEFLOE_REST_WAREHOUSE"]), ("credential", &credential), ("scope", "catalog")],
+        &[
+            ("uri", &s["ICEFLOE_REST_URI"]),
+            ("warehouse", &s["ICEFLOE_REST_WAREHOUSE"]),
+            ("credential", &credential),
+            ("scope", "catalog"),
+        ],
     ));
     every_snapshot_matches(&user, "prod");
 }
@@ -141,7 +191,10 @@ fn every_snapshot_with_oauth2_client_credentials() {
 #[test]
 fn every_snapshot_with_tokens_that_expire_between_requests() {
     let Some(s) = servers() else { return };
-    let credential = format!("{}:{}", s["ICEFLOE_REST_CLIENT_ID"], s["ICEFLOE_REST_CLIENT_SECRET"]);
+    let credential = format!(
+        "{}:{}",
+        s["ICEFLOE_REST_CLIENT_ID"], s["ICEFLOE_REST_CLIENT_SECRET"]
+    );
     let uri = &s["ICEFLOE_REST_EXPIRING_URI"];
     // The token from an external OAuth2 server (oauth2-server-uri), here the same process.
     let token_uri = format!("{uri}/oauth2/token");
@@ -154,9 +207,15 @@ fn every_snapshot_with_tokens_that_expire_between_requests() {
     let listed = user.ok(&["--catalog", "expiring", "tables"]);
     assert_eq!(listed, expected_listing(), "listing with expiring tokens");
     // Without a way to renew (a static token), an expired token is an error, not a retry loop.
-    let wrong = User::with_env(&[("PYICEBERG_CATALOG__EXPIRING__URI", uri), ("PYICEBERG_CATALOG__EXPIRING__TOKEN", "stale")]);
+    let wrong = User::with_env(&[
+        ("PYICEBERG_CATALOG__EXPIRING__URI", uri),
+        ("PYICEBERG_CATALOG__EXPIRING__TOKEN", "stale"),
+    ]);
     let e = wrong.error(&["--catalog", "expiring", "cat", "db.v3_basic"]);
-    assert!(e.contains("catalog expiring") && e.contains("not authorized") && e.contains("401"), "{e}");
+    assert!(
+        e.contains("catalog expiring") && e.contains("not authorized") && e.contains("401"),
+        "{e}"
+    );
 }
 
 /// Every table of the fixture warehouse copy the server serves, as `namespace.table` lines.
@@ -182,20 +241,53 @@ fn listing_follows_pages_and_nested_namespaces() {
             ("rest-page-size", "2"),
         ],
     ));
-    assert_eq!(user.ok(&["--catalog", "paged", "tables"]), expected_listing());
-    assert_eq!(user.ok(&["--catalog", "paged", "tables", "nested"]), "nested.deep.v3_basic\n");
-    assert_eq!(user.ok(&["--catalog", "paged", "tables", "nested.deep"]), "nested.deep.v3_basic\n");
+    assert_eq!(
+        user.ok(&["--catalog", "paged", "tables"]),
+        expected_listing()
+    );
+    assert_eq!(
+        user.ok(&["--catalog", "paged", "tables", "nested"]),
+        "nested.deep.v3_basic\n"
+    );
+    assert_eq!(
+        user.ok(&["--catalog", "paged", "tables", "nested.deep"]),
+        "nested.deep.v3_basic\n"
+    );
     // The nested table reads as its source does (the current snapshot of v3_basic).
-    let current: Value = serde_json::from_str(&std::fs::read_to_string(fixtures_dir().join("expected/v3_basic/manifest.json")).unwrap()).unwrap();
+    let current: Value = serde_json::from_str(
+        &std::fs::read_to_string(fixtures_dir().join("expected/v3_basic/manifest.json")).unwrap(),
+    )
+    .unwrap();
     let snap = all_snapshots()
         .into_iter()
-        .find(|x| x.table == "v3_basic" && x.snapshot_id == current["current_snapshot_id"].as_i64().unwrap())
+        .find(|x| {
+            x.table == "v3_basic"
+                && x.snapshot_id == current["current_snapshot_id"].as_i64().unwrap()
+        })
         .expect("v3_basic's current snapshot");
-    let out = user.ok(&["--catalog", "paged", "cat", "nested.deep.v3_basic", "--format", "jsonl", "--lineage"]);
-    let got: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let out = user.ok(&[
+        "--catalog",
+        "paged",
+        "cat",
+        "nested.deep.v3_basic",
+        "--format",
+        "jsonl",
+        "--lineage",
+    ]);
+    let got: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(diff_rows(&got, &snap.expected_rows()), None);
     // Other subcommands go through the catalog too.
-    let snaps = user.ok(&["--catalog", "paged", "snapshots", "db.v3_basic", "--format", "csv"]);
+    let snaps = user.ok(&[
+        "--catalog",
+        "paged",
+        "snapshots",
+        "db.v3_basic",
+        "--format",
+        "csv",
+    ]);
     assert!(snaps.lines().count() > 2, "{snaps}");
     let e = user.error(&["--catalog", "paged", "tables", "nowhere"]);
     assert!(e.contains("catalog paged has no namespace nowhere"), "{e}");
@@ -204,7 +296,10 @@ fn listing_follows_pages_and_nested_namespaces() {
 #[test]
 fn catalog_errors_are_one_line_naming_catalog_and_table() {
     let Some(s) = servers() else { return };
-    let base = [("uri", s["ICEFLOE_REST_URI"].as_str()), ("warehouse", s["ICEFLOE_REST_WAREHOUSE"].as_str())];
+    let base = [
+        ("uri", s["ICEFLOE_REST_URI"].as_str()),
+        ("warehouse", s["ICEFLOE_REST_WAREHOUSE"].as_str()),
+    ];
     let with = |extra: &[(&str, &str)]| {
         let mut p = base.to_vec();
         p.extend_from_slice(extra);
@@ -212,28 +307,72 @@ fn catalog_errors_are_one_line_naming_catalog_and_table() {
     };
     let ok = with(&[("token", &s["ICEFLOE_REST_TOKEN"])]);
     let e = ok.error(&["--catalog", "cat1", "cat", "db.nope"]);
-    assert!(e.contains("catalog cat1 has no table db.nope") && e.contains("404"), "{e}");
+    assert!(
+        e.contains("catalog cat1 has no table db.nope") && e.contains("404"),
+        "{e}"
+    );
     let e = ok.error(&["--catalog", "cat1", "cat", "db.denied"]);
-    assert!(e.contains("catalog cat1: table db.denied: not authorized: HTTP 403 ForbiddenException"), "{e}");
+    assert!(
+        e.contains("catalog cat1: table db.denied: not authorized: HTTP 403 ForbiddenException"),
+        "{e}"
+    );
     let e = ok.error(&["--catalog", "cat1", "cat", "db.broken"]);
-    assert!(e.contains("catalog cat1: table db.broken: HTTP 503 ServiceFailureException"), "{e}");
+    assert!(
+        e.contains("catalog cat1: table db.broken: HTTP 503 ServiceFailureException"),
+        "{e}"
+    );
     let e = with(&[("token", "wrong")]).error(&["--catalog", "cat1", "cat", "db.v3_basic"]);
-    assert!(e.contains("catalog cat1") && e.contains("401") && e.contains("not authorized"), "{e}");
-    let e = with(&[("credential", "icefloe-test:wrong-secret")]).error(&["--catalog", "cat1", "cat", "db.v3_basic"]);
-    assert!(e.contains("catalog cat1: authentication") && e.contains("invalid_client"), "{e}");
-    let cred = format!("{}:{}", s["ICEFLOE_REST_CLIENT_ID"], s["ICEFLOE_REST_CLIENT_SECRET"]);
-    let e = with(&[("credential", &cred), ("scope", "other")]).error(&["--catalog", "cat1", "cat", "db.v3_basic"]);
+    assert!(
+        e.contains("catalog cat1") && e.contains("401") && e.contains("not authorized"),
+        "{e}"
+    );
+    let e = with(&[("credential", "icefloe-test:wrong-secret")]).error(&[
+        "--catalog",
+        "cat1",
+        "cat",
+        "db.v3_basic",
+    ]);
+    assert!(
+        e.contains("catalog cat1: authenticating requests") && e.contains("invalid_client"),
+        "{e}"
+    );
+    let cred = format!(
+        "{}:{}",
+        s["ICEFLOE_REST_CLIENT_ID"], s["ICEFLOE_REST_CLIENT_SECRET"]
+    );
+    let e = with(&[("credential", &cred), ("scope", "other")]).error(&[
+        "--catalog",
+        "cat1",
+        "cat",
+        "db.v3_basic",
+    ]);
     assert!(e.contains("invalid_scope"), "{e}");
-    let e = User::with_yaml(&yaml("cat1", &[("uri", &s["ICEFLOE_REST_URI"]), ("warehouse", "elsewhere"), ("token", &s["ICEFLOE_REST_TOKEN"])]))
-        .error(&["--catalog", "cat1", "tables"]);
-    assert!(e.contains("catalog cat1: configuration") && e.contains("NoSuchWarehouseException"), "{e}");
+    let e = User::with_yaml(&yaml(
+        "cat1",
+        &[
+            ("uri", &s["ICEFLOE_REST_URI"]),
+            ("warehouse", "elsewhere"),
+            ("token", &s["ICEFLOE_REST_TOKEN"]),
+        ],
+    ))
+    .error(&["--catalog", "cat1", "tables"]);
+    assert!(
+        e.contains("catalog cat1: configuration") && e.contains("NoSuchWarehouseException"),
+        "{e}"
+    );
     let e = ok.error(&["--catalog", "nonesuch", "cat", "db.v3_basic"]);
     assert!(e.contains("no catalog named \"nonesuch\""), "{e}");
     let e = ok.error(&["--catalog", "cat1", "cat", "v3_basic"]);
     assert!(e.contains("not of the form namespace.table"), "{e}");
-    let down = User::with_yaml(&yaml("down", &[("uri", "http://127.0.0.1:9"), ("token", "t")]));
+    let down = User::with_yaml(&yaml(
+        "down",
+        &[("uri", "http://127.0.0.1:9"), ("token", "t")],
+    ));
     let e = down.error(&["--catalog", "down", "cat", "db.v3_basic"]);
-    assert!(e.contains("catalog down") && e.contains("cannot reach"), "{e}");
+    assert!(
+        e.contains("catalog down") && e.contains("Connection refused"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -252,32 +391,70 @@ fn sigv4_signatures_are_checked_by_botocore() {
         ));
         // The key pair comes from the environment, as boto3 would find it.
         u.env = vec![
-            ("AWS_ACCESS_KEY_ID".into(), s["ICEFLOE_REST_SIGV4_ACCESS_KEY_ID"].clone()),
+            (
+                "AWS_ACCESS_KEY_ID".into(),
+                s["ICEFLOE_REST_SIGV4_ACCESS_KEY_ID"].clone(),
+            ),
             ("AWS_SECRET_ACCESS_KEY".into(), secret.to_string()),
         ];
         u
     };
     let good = sigv4(&s["ICEFLOE_REST_SIGV4_SECRET_ACCESS_KEY"]);
-    assert_eq!(good.ok(&["--catalog", "glue", "tables"]), expected_listing());
-    let snap = all_snapshots().into_iter().find(|x| x.table == "v3_dv_large").unwrap();
+    assert_eq!(
+        good.ok(&["--catalog", "glue", "tables"]),
+        expected_listing()
+    );
+    let snap = all_snapshots()
+        .into_iter()
+        .find(|x| x.table == "v3_dv_large")
+        .unwrap();
     let id = snap.snapshot_id.to_string();
-    let out = good.ok(&["--catalog", "glue", "cat", "db.v3_dv_large", "--snapshot", &id, "--format", "jsonl", "--lineage"]);
-    let got: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let out = good.ok(&[
+        "--catalog",
+        "glue",
+        "cat",
+        "db.v3_dv_large",
+        "--snapshot",
+        &id,
+        "--format",
+        "jsonl",
+        "--lineage",
+    ]);
+    let got: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(diff_rows(&got, &snap.expected_rows()), None);
     // Nested namespaces put 0x1F (%1F) in the signed path and in the query.
-    assert_eq!(good.ok(&["--catalog", "glue", "tables", "nested.deep"]), "nested.deep.v3_basic\n");
+    assert_eq!(
+        good.ok(&["--catalog", "glue", "tables", "nested.deep"]),
+        "nested.deep.v3_basic\n"
+    );
     let e = sigv4("not-the-secret").error(&["--catalog", "glue", "tables"]);
-    assert!(e.contains("catalog glue") && e.contains("403") && e.contains("SignatureDoesNotMatch"), "{e}");
+    assert!(
+        e.contains("catalog glue") && e.contains("403") && e.contains("SignatureDoesNotMatch"),
+        "{e}"
+    );
     let mut unsigned = sigv4("x");
     unsigned.env.clear();
     let e = unsigned.error(&["--catalog", "glue", "tables"]);
-    assert!(e.contains("rest.sigv4-enabled needs an AWS key pair"), "{e}");
+    assert!(
+        e.contains("rest.sigv4-enabled needs an AWS key pair"),
+        "{e}"
+    );
 }
 
 #[test]
 fn the_server_serves_a_copy_of_the_fixtures() {
     let Some(s) = servers() else { return };
     let dir = Path::new(&s["ICEFLOE_REST_WAREHOUSE_DIR"]);
-    assert!(dir.join("db/v3_basic/metadata/version-hint.text").is_file(), "{}", dir.display());
-    assert_ne!(dir.canonicalize().unwrap(), fixtures_dir().join("warehouse").canonicalize().unwrap());
+    assert!(
+        dir.join("db/v3_basic/metadata/version-hint.text").is_file(),
+        "{}",
+        dir.display()
+    );
+    assert_ne!(
+        dir.canonicalize().unwrap(),
+        fixtures_dir().join("warehouse").canonicalize().unwrap()
+    );
 }

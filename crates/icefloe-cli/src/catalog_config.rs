@@ -40,7 +40,8 @@ pub fn load(
     for dir in dirs {
         let path = dir.join(FILE_NAME);
         if path.is_file() {
-            let text = std::fs::read_to_string(&path).map_err(|e| CatalogConfigError::Read(path.clone(), e))?;
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| CatalogConfigError::Read(path.clone(), e))?;
             if let Some(p) = from_yaml(&text, &path, &wanted)? {
                 props = p;
             }
@@ -57,18 +58,34 @@ pub fn load(
                 env_name(&wanted)
             ),
         };
-        return Err(CatalogConfigError::Unknown { name: name.to_string(), where_ });
+        return Err(CatalogConfigError::Unknown {
+            name: name.to_string(),
+            where_,
+        });
     }
-    if let Some(kind) = props.get("type").filter(|t| !t.eq_ignore_ascii_case("rest")) {
-        return Err(CatalogConfigError::NotRest { name: name.to_string(), kind: kind.clone() });
+    if let Some(kind) = props
+        .get("type")
+        .filter(|t| !t.eq_ignore_ascii_case("rest"))
+    {
+        return Err(CatalogConfigError::NotRest {
+            name: name.to_string(),
+            kind: kind.clone(),
+        });
     }
     Ok(props)
 }
 
 /// The directories PyIceberg looks in, in its order.
 pub fn search_dirs(env: &[(String, String)]) -> Vec<PathBuf> {
-    let get = |k: &str| env.iter().find(|(n, _)| n == k).map(|(_, v)| PathBuf::from(v));
-    let mut dirs: Vec<PathBuf> = [get("PYICEBERG_HOME"), get("HOME")].into_iter().flatten().collect();
+    let get = |k: &str| {
+        env.iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| PathBuf::from(v))
+    };
+    let mut dirs: Vec<PathBuf> = [get("PYICEBERG_HOME"), get("HOME")]
+        .into_iter()
+        .flatten()
+        .collect();
     if let Ok(cwd) = std::env::current_dir() {
         dirs.push(cwd);
     }
@@ -85,15 +102,22 @@ fn from_yaml(
     path: &Path,
     wanted: &str,
 ) -> Result<Option<BTreeMap<String, String>>, CatalogConfigError> {
-    let docs = YamlLoader::load_from_str(text).map_err(|e| CatalogConfigError::Yaml(path.to_path_buf(), e.to_string()))?;
+    let docs = YamlLoader::load_from_str(text)
+        .map_err(|e| CatalogConfigError::Yaml(path.to_path_buf(), e.to_string()))?;
     let Some(Yaml::Hash(top)) = docs.into_iter().next() else {
         return Ok(None);
     };
-    let Some(catalogs) = top.iter().find(|(k, _)| scalar(k).is_some_and(|k| k.eq_ignore_ascii_case("catalog"))).map(|(_, v)| v) else {
+    let Some(catalogs) = top
+        .iter()
+        .find(|(k, _)| scalar(k).is_some_and(|k| k.eq_ignore_ascii_case("catalog")))
+        .map(|(_, v)| v)
+    else {
         return Ok(None);
     };
     let Yaml::Hash(catalogs) = catalogs else {
-        return Err(CatalogConfigError::Shape { path: path.to_path_buf() });
+        return Err(CatalogConfigError::Shape {
+            path: path.to_path_buf(),
+        });
     };
     for (k, v) in catalogs {
         if scalar(k).is_some_and(|k| k.to_lowercase() == wanted) {
@@ -109,7 +133,11 @@ fn flatten(v: &Yaml, prefix: &str, out: &mut BTreeMap<String, String>) {
     if let Yaml::Hash(h) = v {
         for (k, v) in h {
             if let Some(k) = scalar(k) {
-                let key = if prefix.is_empty() { k.to_lowercase() } else { format!("{prefix}.{}", k.to_lowercase()) };
+                let key = if prefix.is_empty() {
+                    k.to_lowercase()
+                } else {
+                    format!("{prefix}.{}", k.to_lowercase())
+                };
                 flatten(v, &key, out);
             }
         }
@@ -133,9 +161,14 @@ fn from_env(env: &[(String, String)], wanted: &str) -> Vec<(String, String)> {
     env.iter()
         .filter_map(|(k, v)| {
             let rest = k.to_lowercase().strip_prefix("pyiceberg_")?.to_string();
-            let parts: Vec<String> = rest.splitn(3, "__").map(|p| p.replace("__", ".").replace('_', "-")).collect();
+            let parts: Vec<String> = rest
+                .splitn(3, "__")
+                .map(|p| p.replace("__", ".").replace('_', "-"))
+                .collect();
             match parts.as_slice() {
-                [c, name, key] if c == "catalog" && name == wanted => Some((key.clone(), v.clone())),
+                [c, name, key] if c == "catalog" && name == wanted => {
+                    Some((key.clone(), v.clone()))
+                }
                 _ => None,
             }
         })
@@ -147,7 +180,9 @@ mod tests {
     use super::*;
 
     fn env(kv: &[(&str, &str)]) -> Vec<(String, String)> {
-        kv.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        kv.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]
@@ -166,17 +201,40 @@ mod tests {
         let p = load("prod", &e, &[tmp.path().to_path_buf()]).unwrap();
         assert_eq!(p.get("uri").map(String::as_str), Some("http://override"));
         assert_eq!(p.get("credential").map(String::as_str), Some("id:secret"));
-        assert_eq!(p.get("rest.sigv4-enabled").map(String::as_str), Some("true"));
-        assert_eq!(p.get("rest.signing-region").map(String::as_str), Some("eu-west-1"));
+        assert_eq!(
+            p.get("rest.sigv4-enabled").map(String::as_str),
+            Some("true")
+        );
+        assert_eq!(
+            p.get("rest.signing-region").map(String::as_str),
+            Some("eu-west-1")
+        );
         assert_eq!(p.get("rest-page-size").map(String::as_str), Some("2"));
         assert_eq!(p.get("s3.endpoint").map(String::as_str), Some("http://s3"));
         assert!(!p.contains_key("token"));
-        let only_env = load("envonly", &env(&[("PYICEBERG_CATALOG__ENVONLY__URI", "http://e")]), &[]).unwrap();
+        let only_env = load(
+            "envonly",
+            &env(&[("PYICEBERG_CATALOG__ENVONLY__URI", "http://e")]),
+            &[],
+        )
+        .unwrap();
         assert_eq!(only_env.get("uri").map(String::as_str), Some("http://e"));
-        let missing = load("nope", &e, &[tmp.path().to_path_buf()]).unwrap_err().to_string();
-        assert!(missing.contains("no catalog named \"nope\"") && missing.contains("PYICEBERG_CATALOG__NOPE__"), "{missing}");
-        std::fs::write(tmp.path().join(FILE_NAME), "catalog:\n  g:\n    type: glue\n").unwrap();
-        let glue = load("g", &[], &[tmp.path().to_path_buf()]).unwrap_err().to_string();
+        let missing = load("nope", &e, &[tmp.path().to_path_buf()])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            missing.contains("no catalog named \"nope\"")
+                && missing.contains("PYICEBERG_CATALOG__NOPE__"),
+            "{missing}"
+        );
+        std::fs::write(
+            tmp.path().join(FILE_NAME),
+            "catalog:\n  g:\n    type: glue\n",
+        )
+        .unwrap();
+        let glue = load("g", &[], &[tmp.path().to_path_buf()])
+            .unwrap_err()
+            .to_string();
         assert!(glue.contains("type \"glue\""), "{glue}");
     }
 }

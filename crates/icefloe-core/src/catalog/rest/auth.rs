@@ -109,9 +109,14 @@ impl Auth {
             Auth::SigV4(s) => return s.sign(request, catalog),
         };
         let value = http::HeaderValue::from_str(&format!("Bearer {bearer}")).map_err(|_| {
-            auth_error(catalog, "the bearer token holds characters a header cannot carry")
+            auth_error(
+                catalog,
+                "the bearer token holds characters a header cannot carry",
+            )
         })?;
-        request.headers_mut().insert(http::header::AUTHORIZATION, value);
+        request
+            .headers_mut()
+            .insert(http::header::AUTHORIZATION, value);
         Ok(())
     }
 
@@ -131,7 +136,7 @@ impl Auth {
 fn auth_error(catalog: &str, reason: impl std::fmt::Display) -> crate::Error {
     crate::Error::Catalog {
         catalog: catalog.to_string(),
-        subject: "authentication".to_string(),
+        subject: "authenticating requests".to_string(),
         reason: reason.to_string(),
     }
 }
@@ -156,9 +161,8 @@ impl OAuth2 {
     async fn fetch(&self, http: &reqwest::Client, catalog: &str) -> crate::Result<Issued> {
         use oauth2::basic::BasicClient;
         use oauth2::{AuthType, ClientId, ClientSecret, Scope, TokenResponse, TokenUrl};
-        let url = TokenUrl::new(self.token_url.clone()).map_err(|e| {
-            auth_error(catalog, format!("token endpoint {}: {e}", self.token_url))
-        })?;
+        let url = TokenUrl::new(self.token_url.clone())
+            .map_err(|e| auth_error(catalog, format!("token endpoint {}: {e}", self.token_url)))?;
         let client = BasicClient::new(ClientId::new(self.client_id.clone()))
             .set_client_secret(ClientSecret::new(self.client_secret.clone()))
             .set_auth_type(AuthType::RequestBody)
@@ -173,7 +177,11 @@ impl OAuth2 {
             .map_err(|e| {
                 auth_error(
                     catalog,
-                    format!("OAuth2 token request to {} failed: {}", self.token_url, oauth_reason(&e)),
+                    format!(
+                        "OAuth2 token request to {} failed: {}",
+                        self.token_url,
+                        oauth_reason(&e)
+                    ),
                 )
             })?;
         // Refresh a tenth of the lifetime (at most a minute) before the token expires.
@@ -194,7 +202,11 @@ struct OAuthHttp(reqwest::Client);
 impl<'c> oauth2::AsyncHttpClient<'c> for OAuthHttp {
     type Error = reqwest::Error;
     type Future = std::pin::Pin<
-        Box<dyn std::future::Future<Output = Result<oauth2::HttpResponse, reqwest::Error>> + Send + 'c>,
+        Box<
+            dyn std::future::Future<Output = Result<oauth2::HttpResponse, reqwest::Error>>
+                + Send
+                + 'c,
+        >,
     >;
 
     fn call(&'c self, request: oauth2::HttpRequest) -> Self::Future {
@@ -213,7 +225,9 @@ async fn send_oauth(
         out = out.header(k, v);
     }
     let body = response.bytes().await?.to_vec();
-    Ok(out.body(body).expect("status and headers come from a response"))
+    Ok(out
+        .body(body)
+        .expect("status and headers come from a response"))
 }
 
 /// The part of an OAuth2 failure a person needs: the server's error code and description.
@@ -222,7 +236,7 @@ fn oauth_reason<E: std::error::Error>(
 ) -> String {
     match e {
         oauth2::RequestTokenError::ServerResponse(r) => match r.error_description() {
-            Some(d) => format!("{}: {d}", r.error()),
+            Some(d) => format!("{} ({d})", r.error()),
             None => r.error().to_string(),
         },
         oauth2::RequestTokenError::Request(e) => format!("cannot reach it: {e}"),

@@ -76,7 +76,9 @@ impl RestClient {
 
     /// Uses the `prefix` from the catalog's configuration for every later request.
     pub(crate) fn set_prefix(&mut self, prefix: Option<&str>) {
-        self.prefix = prefix.map(|p| p.trim_matches('/').to_string()).filter(|p| !p.is_empty());
+        self.prefix = prefix
+            .map(|p| p.trim_matches('/').to_string())
+            .filter(|p| !p.is_empty());
     }
 
     /// `{uri}/v1/config`.
@@ -123,12 +125,17 @@ impl RestClient {
                 .map_err(|e| self.error(subject, format!("bad request URL {url}: {e}")))?;
             request.headers_mut().extend(self.headers.clone());
             for (k, v) in headers {
-                let (Ok(k), Ok(v)) = (http::HeaderName::from_bytes(k.as_bytes()), http::HeaderValue::from_str(v)) else {
+                let (Ok(k), Ok(v)) = (
+                    http::HeaderName::from_bytes(k.as_bytes()),
+                    http::HeaderValue::from_str(v),
+                ) else {
                     return Err(self.error(subject, format!("invalid header {k}")));
                 };
                 request.headers_mut().insert(k, v);
             }
-            self.auth.apply(&mut request, &self.http, &self.name).await?;
+            self.auth
+                .apply(&mut request, &self.http, &self.name)
+                .await?;
             let request = reqwest::Request::try_from(request)
                 .map_err(|e| self.error(subject, format!("bad request {url}: {e}")))?;
             let response = match self.http.execute(request).await {
@@ -138,7 +145,9 @@ impl RestClient {
                     backoff(&mut attempt).await;
                     continue;
                 }
-                Err(e) => return Err(self.error(subject, format!("cannot reach {url}: {}", chain(&e)))),
+                Err(e) => {
+                    return Err(self.error(subject, format!("cannot reach {url}: {}", chain(&e))))
+                }
             };
             let status = response.status().as_u16();
             let body = response
@@ -148,7 +157,10 @@ impl RestClient {
             match status {
                 200..=299 => {
                     return serde_json::from_slice(&body).map_err(|e| {
-                        self.error(subject, format!("{url} answered what is not a catalog answer: {e}"))
+                        self.error(
+                            subject,
+                            format!("{url} answered what is not a catalog answer: {e}"),
+                        )
                     })
                 }
                 401 | 419 if !renewed && self.auth.expired().await => {
@@ -168,13 +180,22 @@ impl RestClient {
     fn refused(&self, subject: Subject<'_>, status: u16, body: &[u8]) -> crate::Error {
         let (kind, message) = match serde_json::from_slice::<ErrorModel>(body) {
             Ok(m) => (m.error.kind, m.error.message),
-            Err(_) => (String::new(), String::from_utf8_lossy(&body[..body.len().min(200)]).trim().to_string()),
+            Err(_) => (
+                String::new(),
+                String::from_utf8_lossy(&body[..body.len().min(200)])
+                    .trim()
+                    .to_string(),
+            ),
         };
         let what = match kind.as_str() {
             "" => format!("HTTP {status}"),
             k => format!("HTTP {status} {k}"),
         };
-        let reason = if message.is_empty() { what } else { format!("{what}: {message}") };
+        let reason = if message.is_empty() {
+            what
+        } else {
+            format!("{what}: {message}")
+        };
         let catalog = self.name.clone();
         match (status, subject) {
             (404, Subject::Table(t)) => crate::Error::NoSuchTable {

@@ -44,7 +44,9 @@ impl RestConfig {
             name: name.into(),
             props: props.into_iter().collect(),
         };
-        let uri = config.get("uri").ok_or_else(|| config.error("no `uri` configured"))?;
+        let uri = config
+            .get("uri")
+            .ok_or_else(|| config.error("no `uri` configured"))?;
         match url::Url::parse(uri) {
             Ok(u) if matches!(u.scheme(), "http" | "https") => Ok(config),
             _ => Err(config.error(&format!("`uri` {uri:?} is not an http:// or https:// URL"))),
@@ -86,7 +88,9 @@ impl RestConfig {
             None => Ok(None),
             Some(v) => match v.parse::<u32>() {
                 Ok(n) if n > 0 => Ok(Some(n)),
-                _ => Err(self.error(&format!("`rest-page-size` must be a positive number, not {v:?}"))),
+                _ => Err(self.error(&format!(
+                    "`rest-page-size` must be a positive number, not {v:?}"
+                ))),
             },
         }
     }
@@ -131,13 +135,21 @@ mod tests {
     use super::*;
 
     fn props(kv: &[(&str, &str)]) -> Vec<(String, String)> {
-        kv.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        kv.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]
     fn overrides_beat_client_properties_which_beat_defaults() {
-        let c = RestConfig::new("prod", props(&[("uri", "http://h/"), ("a", "client"), ("b", "client")])).unwrap();
-        let d = props(&[("a", "default"), ("c", "default")]).into_iter().collect();
+        let c = RestConfig::new(
+            "prod",
+            props(&[("uri", "http://h/"), ("a", "client"), ("b", "client")]),
+        )
+        .unwrap();
+        let d = props(&[("a", "default"), ("c", "default")])
+            .into_iter()
+            .collect();
         let o = props(&[("b", "override")]).into_iter().collect();
         let m = c.merged(&d, &o);
         assert_eq!(m.get("a"), Some("client"));
@@ -148,12 +160,31 @@ mod tests {
 
     #[test]
     fn secrets_stay_out_of_debug_and_bad_values_are_refused() {
-        let c = RestConfig::new("p", props(&[("uri", "https://x"), ("credential", "id:s3cr3t"), ("token", "t0k")])).unwrap();
+        let c = RestConfig::new(
+            "p",
+            props(&[
+                ("uri", "https://x"),
+                ("credential", "id:s3cr3t"),
+                ("token", "t0k"),
+            ]),
+        )
+        .unwrap();
         let d = format!("{c:?}");
         assert!(!d.contains("s3cr3t") && !d.contains("t0k"), "{d}");
-        assert!(RestConfig::new("p", props(&[])).unwrap_err().to_string().contains("no `uri`"));
+        assert!(RestConfig::new("p", props(&[]))
+            .unwrap_err()
+            .to_string()
+            .contains("no `uri`"));
         assert!(RestConfig::new("p", props(&[("uri", "s3://b")])).is_err());
-        let bad = RestConfig::new("p", props(&[("uri", "http://x"), ("rest-page-size", "0"), ("rest.sigv4-enabled", "yes")])).unwrap();
+        let bad = RestConfig::new(
+            "p",
+            props(&[
+                ("uri", "http://x"),
+                ("rest-page-size", "0"),
+                ("rest.sigv4-enabled", "yes"),
+            ]),
+        )
+        .unwrap();
         assert!(bad.page_size().is_err());
         assert!(bad.flag("rest.sigv4-enabled").is_err());
         assert!(!bad.flag("absent").unwrap());

@@ -86,7 +86,8 @@ impl RestCatalog {
         page: impl Fn(P) -> (Vec<T>, Option<String>),
     ) -> crate::Result<Vec<T>> {
         if let Some(n) = self.page_size {
-            url.query_pairs_mut().append_pair("pageSize", &n.to_string());
+            url.query_pairs_mut()
+                .append_pair("pageSize", &n.to_string());
         }
         let mut out = Vec::new();
         let mut token: Option<String> = None;
@@ -99,7 +100,9 @@ impl RestCatalog {
             out.extend(items);
             match next.filter(|t| !t.is_empty()) {
                 Some(t) if Some(&t) == token.as_ref() => {
-                    return Err(self.error(subject, format!("the catalog repeated page token {t:?}")))
+                    return Err(
+                        self.error(subject, format!("the catalog repeated page token {t:?}"))
+                    )
                 }
                 Some(t) => token = Some(t),
                 None => return Ok(out),
@@ -162,7 +165,9 @@ impl Catalog for RestCatalog {
         if namespace.is_root() {
             return Ok(Vec::new());
         }
-        let url = self.client.url(&["namespaces", &joined(namespace), "tables"]);
+        let url = self
+            .client
+            .url(&["namespaces", &joined(namespace), "tables"]);
         let ids = self
             .pages(url, Subject::Namespace(namespace), |p: ListTables| {
                 (p.identifiers, p.next_page_token)
@@ -187,12 +192,19 @@ impl Catalog for RestCatalog {
         let load: LoadTable = self.client.get(url, &self.delegation(), subject).await?;
         let recorded = load.metadata.get("location").and_then(|l| l.as_str());
         let Some(location) = load.metadata_location.as_deref().or(recorded) else {
-            return Err(self.error(subject, "loadTable answered metadata without a location".into()));
+            return Err(self.error(
+                subject,
+                "loadTable answered metadata without a location".into(),
+            ));
         };
         // Storage: the caller's options, then the catalog's FileIO properties, then the
         // table's own `config` and vended credentials.
         let mut props = self.config.props().clone();
-        props.extend(storage::for_location(&load.config, &load.storage_credentials, location));
+        props.extend(storage::for_location(
+            &load.config,
+            &load.storage_credentials,
+            location,
+        ));
         let mut options = self.storage.options.clone();
         options.extend(storage::object_store_options(&props, location));
         let storage = StorageConfig::new(options, self.storage.ambient);

@@ -49,15 +49,24 @@ pub(crate) fn object_store_options(
             out.push((to.to_string(), v.clone()));
         }
     }
-    if props.get("s3.endpoint").is_some_and(|e| e.starts_with("http://")) {
+    if props
+        .get("s3.endpoint")
+        .is_some_and(|e| e.starts_with("http://"))
+    {
         out.push(("aws_allow_http".into(), "true".into()));
     }
     if let Some(v) = props.get("s3.path-style-access") {
         let virtual_hosted = !v.eq_ignore_ascii_case("true");
-        out.push(("aws_virtual_hosted_style_request".into(), virtual_hosted.to_string()));
+        out.push((
+            "aws_virtual_hosted_style_request".into(),
+            virtual_hosted.to_string(),
+        ));
     }
     // `adls.sas-token.<account host>`: the SAS token of the account the table is in.
-    if let Some(host) = url::Url::parse(location).ok().and_then(|u| u.host_str().map(str::to_string)) {
+    if let Some(host) = url::Url::parse(location)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_string))
+    {
         if let Some(sas) = props.get(&format!("adls.sas-token.{host}")) {
             out.push(("azure_storage_sas_token".into(), sas.clone()));
             if let Some(account) = host.split('.').next() {
@@ -73,19 +82,34 @@ mod tests {
     use super::*;
 
     fn map(kv: &[(&str, &str)]) -> BTreeMap<String, String> {
-        kv.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        kv.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]
     fn vended_s3_credentials_become_object_store_options() {
-        let config = map(&[("s3.access-key-id", "table-wide"), ("s3.endpoint", "http://127.0.0.1:9000")]);
+        let config = map(&[
+            ("s3.access-key-id", "table-wide"),
+            ("s3.endpoint", "http://127.0.0.1:9000"),
+        ]);
         let creds = vec![
-            StorageCredential { prefix: "s3://b/".into(), config: map(&[("s3.access-key-id", "bucket")]) },
+            StorageCredential {
+                prefix: "s3://b/".into(),
+                config: map(&[("s3.access-key-id", "bucket")]),
+            },
             StorageCredential {
                 prefix: "s3://b/db/t".into(),
-                config: map(&[("s3.access-key-id", "AK"), ("s3.secret-access-key", "SK"), ("s3.session-token", "ST")]),
+                config: map(&[
+                    ("s3.access-key-id", "AK"),
+                    ("s3.secret-access-key", "SK"),
+                    ("s3.session-token", "ST"),
+                ]),
             },
-            StorageCredential { prefix: "s3://other/".into(), config: map(&[("s3.access-key-id", "no")]) },
+            StorageCredential {
+                prefix: "s3://other/".into(),
+                config: map(&[("s3.access-key-id", "no")]),
+            },
         ];
         let props = for_location(&config, &creds, "s3://b/db/t/metadata/v1.metadata.json");
         let opts = object_store_options(&props, "s3://b/db/t");

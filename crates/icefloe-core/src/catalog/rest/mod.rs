@@ -177,7 +177,7 @@ impl Catalog for RestCatalog {
             .into_iter()
             .map(|id| TableIdent::new(Namespace::new(id.namespace), id.name))
             .collect();
-        out.sort_by(|a, b| a.to_string().cmp(&b.to_string()));
+        out.sort_by_key(|t| t.name.clone());
         Ok(out)
     }
 

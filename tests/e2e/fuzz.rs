@@ -13,9 +13,8 @@
 //! picks the seed, `ICEFLOE_BIN` adds runs of `icefloe cat --output` that must never leave a
 //! partial file.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -30,6 +29,7 @@ use icefloe_core::spec::name_mapping::{lookup, NameMapping};
 use icefloe_core::spec::{ManifestFile, PrimitiveType, TableMetadata, Type};
 use icefloe_core::validate::manifest::{check_manifest, check_manifest_list};
 use icefloe_core::{Scan, Table};
+use icefloe_testkit::alloc::{self, Counting};
 use icefloe_testkit::{copy_table, fixtures_dir};
 use serde_json::Value as Json;
 
@@ -40,46 +40,8 @@ const HARD_LIMIT: usize = 2 << 30;
 /// No progress for this long is a hang.
 const HANG_SECONDS: u64 = 60;
 
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        if l.size() > HARD_LIMIT {
-            return std::ptr::null_mut();
-        }
-        let p = unsafe { System.alloc(l) };
-        if !p.is_null() {
-            let now = LIVE.fetch_add(l.size(), Ordering::Relaxed) + l.size();
-            PEAK.fetch_max(now, Ordering::Relaxed);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        unsafe { System.dealloc(p, l) };
-        LIVE.fetch_sub(l.size(), Ordering::Relaxed);
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
-        if new > HARD_LIMIT {
-            return std::ptr::null_mut();
-        }
-        let q = unsafe { System.realloc(p, l, new) };
-        if !q.is_null() {
-            if new >= l.size() {
-                let now = LIVE.fetch_add(new - l.size(), Ordering::Relaxed) + new - l.size();
-                PEAK.fetch_max(now, Ordering::Relaxed);
-            } else {
-                LIVE.fetch_sub(l.size() - new, Ordering::Relaxed);
-            }
-        }
-        q
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: Counting = Counting::new(HARD_LIMIT);
 
 /// splitmix64: small, seeded, reproducible.
 struct Rng(u64);
@@ -649,10 +611,9 @@ fn run_parser(
         if std::env::var_os("ICEFLOE_FUZZ_VERBOSE").is_some() {
             eprintln!("{target} input {}: seed {s}: {}", t.inputs, what.join(", "));
         }
-        let base = LIVE.load(Ordering::Relaxed);
-        PEAK.store(base, Ordering::Relaxed);
+        let base = alloc::reset_peak();
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| parse(s, &input)));
-        let peak = PEAK.load(Ordering::Relaxed).saturating_sub(base);
+        let peak = alloc::peak().saturating_sub(base);
         t.inputs += 1;
         PROGRESS.fetch_add(1, Ordering::Relaxed);
         match outcome {
@@ -1236,12 +1197,11 @@ fn fuzz_whole_tables() {
         if std::env::var_os("ICEFLOE_FUZZ_VERBOSE").is_some() {
             eprintln!("input {}: {label}", t.inputs);
         }
-        let base = LIVE.load(Ordering::Relaxed);
-        PEAK.store(base, Ordering::Relaxed);
+        let base = alloc::reset_peak();
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             rt.block_on(table_rows(dir))
         }));
-        let peak = PEAK.load(Ordering::Relaxed).saturating_sub(base);
+        let peak = alloc::peak().saturating_sub(base);
         t.inputs += 1;
         PROGRESS.fetch_add(1, Ordering::Relaxed);
         match outcome {

@@ -3,47 +3,13 @@
 //! keeps, instead of a JSON tree of the whole file (several times its size) on top of it.
 //! A test binary of its own, since it counts every allocation of the process.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use icefloe_core::spec::TableMetadata;
+use icefloe_testkit::alloc::{self, Counting};
 use icefloe_testkit::fixtures_dir;
 use serde_json::Value;
 
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(l) };
-        if !p.is_null() {
-            let now = LIVE.fetch_add(l.size(), Ordering::Relaxed) + l.size();
-            PEAK.fetch_max(now, Ordering::Relaxed);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        unsafe { System.dealloc(p, l) };
-        LIVE.fetch_sub(l.size(), Ordering::Relaxed);
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
-        let q = unsafe { System.realloc(p, l, new) };
-        if !q.is_null() {
-            if new >= l.size() {
-                let now = LIVE.fetch_add(new - l.size(), Ordering::Relaxed) + new - l.size();
-                PEAK.fetch_max(now, Ordering::Relaxed);
-            } else {
-                LIVE.fetch_sub(l.size() - new, Ordering::Relaxed);
-            }
-        }
-        q
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: Counting = Counting::new(usize::MAX);
 
 /// The v3_basic metadata with `n` snapshots (each with its snapshot-log entry), valid.
 fn large_metadata(n: i64) -> Vec<u8> {
@@ -78,11 +44,10 @@ fn large_metadata(n: i64) -> Vec<u8> {
 #[test]
 fn metadata_json_is_parsed_without_a_second_copy() {
     let bytes = large_metadata(20_000);
-    let before = LIVE.load(Ordering::Relaxed);
-    PEAK.store(before, Ordering::Relaxed);
+    let before = alloc::reset_peak();
     let m = TableMetadata::from_json_bytes(&bytes, "large.metadata.json").unwrap();
-    let peak = PEAK.load(Ordering::Relaxed) - before;
-    let kept = LIVE.load(Ordering::Relaxed) - before;
+    let peak = alloc::peak() - before;
+    let kept = alloc::live() - before;
     assert_eq!(m.snapshots.len(), 20_000);
     // Beyond what the result keeps, parsing may hold one snapshot's JSON tree and the small
     // top-level keys at a time: far less than the file. A JSON tree of the whole file would

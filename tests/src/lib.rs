@@ -2,6 +2,7 @@
 //! with every snapshot's rows as that engine reads them) and a multiset comparison of rows
 //! that follows `fixtures/README.md`'s value encoding.
 
+pub mod alloc;
 pub mod servers;
 
 use std::collections::HashMap;

@@ -723,7 +723,7 @@ fn days_of_month(m: i64) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::{DataContent, FileFormat, NestedField, PartitionField, StructType};
+    use crate::spec::{NestedField, PartitionField, StructType};
 
     fn field(id: i32, name: &str, p: PrimitiveType) -> NestedField {
         NestedField {
@@ -775,25 +775,7 @@ mod tests {
     }
 
     fn file(spec_id: i32, partition: Vec<Option<Literal>>) -> DataFile {
-        DataFile {
-            content: DataContent::Data,
-            file_path: "f.parquet".into(),
-            file_format: FileFormat::Parquet,
-            spec_id,
-            partition,
-            record_count: 10,
-            file_size_in_bytes: 100,
-            value_counts: HashMap::new(),
-            null_value_counts: HashMap::new(),
-            nan_value_counts: HashMap::new(),
-            lower_bounds: HashMap::new(),
-            upper_bounds: HashMap::new(),
-            equality_ids: vec![],
-            first_row_id: None,
-            referenced_data_file: None,
-            content_offset: None,
-            content_size_in_bytes: None,
-        }
+        DataFile::for_test("f.parquet", spec_id, partition, 10)
     }
 
     fn cmp(field_id: i32, op: CmpOp, value: Literal) -> Predicate {

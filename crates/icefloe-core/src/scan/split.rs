@@ -50,31 +50,17 @@ pub fn split_tasks(tasks: &[FileScanTask], max_rows: u64) -> Vec<TaskSplit> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::{DataContent, DataFile, FileFormat};
-    use std::collections::HashMap;
+    use crate::spec::DataFile;
     use std::sync::Arc;
 
     fn task(rows: i64) -> FileScanTask {
         FileScanTask {
-            data_file: Arc::new(DataFile {
-                content: DataContent::Data,
-                file_path: format!("f{rows}.parquet"),
-                file_format: FileFormat::Parquet,
-                spec_id: 0,
-                partition: vec![],
-                record_count: rows,
-                file_size_in_bytes: 100,
-                value_counts: HashMap::new(),
-                null_value_counts: HashMap::new(),
-                nan_value_counts: HashMap::new(),
-                lower_bounds: HashMap::new(),
-                upper_bounds: HashMap::new(),
-                equality_ids: vec![],
-                first_row_id: None,
-                referenced_data_file: None,
-                content_offset: None,
-                content_size_in_bytes: None,
-            }),
+            data_file: Arc::new(DataFile::for_test(
+                &format!("f{rows}.parquet"),
+                0,
+                vec![],
+                rows,
+            )),
             sequence_number: 1,
             first_row_id: None,
             deletion_vector: None,

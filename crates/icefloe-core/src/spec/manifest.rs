@@ -61,6 +61,37 @@ pub struct DataFile {
     pub content_size_in_bytes: Option<i64>,
 }
 
+#[cfg(test)]
+impl DataFile {
+    /// A Parquet data file with no metrics, for unit tests of planning and pruning.
+    pub(crate) fn for_test(
+        file_path: &str,
+        spec_id: i32,
+        partition: Vec<Option<Literal>>,
+        record_count: i64,
+    ) -> DataFile {
+        DataFile {
+            content: DataContent::Data,
+            file_path: file_path.to_string(),
+            file_format: FileFormat::Parquet,
+            spec_id,
+            partition,
+            record_count,
+            file_size_in_bytes: 100,
+            value_counts: HashMap::new(),
+            null_value_counts: HashMap::new(),
+            nan_value_counts: HashMap::new(),
+            lower_bounds: HashMap::new(),
+            upper_bounds: HashMap::new(),
+            equality_ids: vec![],
+            first_row_id: None,
+            referenced_data_file: None,
+            content_offset: None,
+            content_size_in_bytes: None,
+        }
+    }
+}
+
 impl DataFile {
     /// Whether this is a deletion vector (a position delete stored as a Puffin blob).
     pub fn is_deletion_vector(&self) -> bool {

@@ -16,14 +16,26 @@ use crate::args::{Format, SnapshotArgs, TableArgs};
 use crate::progress::{Counting, Progress};
 
 /// One of the core's encoders behind one face.
-enum Encoder<W: Write + Send> {
+pub(crate) enum Encoder<W: Write + Send> {
     Csv(CsvWriter<W>),
     Jsonl(JsonLinesWriter<W>),
     Parquet(Box<ParquetWriter<W>>),
 }
 
 impl<W: Write + Send> Encoder<W> {
-    fn write(&mut self, b: &arrow::record_batch::RecordBatch) -> icefloe_core::Result<()> {
+    /// An encoder of `format` for batches of `schema`.
+    pub(crate) fn new(format: Format, w: W, schema: &arrow::datatypes::SchemaRef) -> Result<Self> {
+        Ok(match format {
+            Format::Csv => Encoder::Csv(CsvWriter::new(w, schema)),
+            Format::Jsonl => Encoder::Jsonl(JsonLinesWriter::new(w)),
+            Format::Parquet => Encoder::Parquet(Box::new(ParquetWriter::new(w, schema)?)),
+        })
+    }
+
+    pub(crate) fn write(
+        &mut self,
+        b: &arrow::record_batch::RecordBatch,
+    ) -> icefloe_core::Result<()> {
         match self {
             Encoder::Csv(w) => w.write_batch(b),
             Encoder::Jsonl(w) => w.write_batch(b),
@@ -31,7 +43,7 @@ impl<W: Write + Send> Encoder<W> {
         }
     }
 
-    fn finish(self) -> icefloe_core::Result<W> {
+    pub(crate) fn finish(self) -> icefloe_core::Result<W> {
         match self {
             Encoder::Csv(w) => w.finish(),
             Encoder::Jsonl(w) => w.finish(),
@@ -59,36 +71,7 @@ pub async fn cat(
     // Every delete file is loaded and checked before the first row is written, so a damaged
     // one fails the command before any output.
     scan.load_deletes(&tasks).await?;
-    // Output goes to a temporary file beside FILE, renamed over it only once complete: an
-    // error never leaves a file that looks whole.
-    let mut temp = None;
-    let sink: Box<dyn Write + Send> = match output {
-        Some(p) => {
-            let dir = match p.parent() {
-                Some(d) if !d.as_os_str().is_empty() => d,
-                _ => Path::new("."),
-            };
-            let t = tempfile::Builder::new()
-                .prefix(".icefloe-")
-                .suffix(".partial")
-                .tempfile_in(dir)
-                .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
-            let f = t
-                .as_file()
-                .try_clone()
-                .with_context(|| format!("cannot create {}", p.display()))?;
-            temp = Some(t);
-            Box::new(f)
-        }
-        None => {
-            if format == Format::Parquet && std::io::stdout().is_terminal() {
-                anyhow::bail!(
-                    "refusing to write Parquet to a terminal: use --output FILE or a pipe"
-                );
-            }
-            Box::new(std::io::stdout())
-        }
-    };
+    let (sink, temp) = Sink::open(output, format)?;
     let bytes = Arc::new(AtomicU64::new(0));
     let progress = Progress::new(&tasks, output.is_some(), bytes.clone());
     let w = Counting {
@@ -96,11 +79,7 @@ pub async fn cat(
         bytes,
     };
     let schema = scan.schema();
-    let mut enc = match format {
-        Format::Csv => Encoder::Csv(CsvWriter::new(w, &schema)),
-        Format::Jsonl => Encoder::Jsonl(JsonLinesWriter::new(w)),
-        Format::Parquet => Encoder::Parquet(Box::new(ParquetWriter::new(w, &schema)?)),
-    };
+    let mut enc = Encoder::new(format, w, &schema)?;
     let mut stream = scan.read_tasks(tasks);
     while let Some(batch) = stream.next().await {
         let batch = batch?;
@@ -110,21 +89,71 @@ pub async fn cat(
     let mut w = enc.finish()?;
     w.flush().context("cannot write output")?;
     drop(w);
-    if let (Some(t), Some(p)) = (temp, output) {
-        // A temporary file is private (0600); the output gets the mode of the file it
-        // replaces, or the usual 0644.
-        let mode = std::fs::metadata(p)
-            .map(|m| m.permissions())
-            .unwrap_or_else(|_| std::os::unix::fs::PermissionsExt::from_mode(0o644));
-        t.as_file()
-            .set_permissions(mode)
-            .with_context(|| format!("cannot write {}", p.display()))?;
-        t.as_file()
-            .sync_all()
-            .with_context(|| format!("cannot write {}", p.display()))?;
-        t.persist(p)
-            .with_context(|| format!("cannot rename the output to {}", p.display()))?;
-    }
+    Sink::persist(temp, output)?;
     progress.finish();
     Ok(())
+}
+
+/// Where output goes: standard output, or a temporary file beside FILE renamed over it only
+/// once complete, so that an error never leaves a file that looks whole.
+pub(crate) struct Sink;
+
+impl Sink {
+    /// The writer for `output` (standard output when `None`) and its temporary file.
+    pub(crate) fn open(
+        output: Option<&Path>,
+        format: Format,
+    ) -> Result<(Box<dyn Write + Send>, Option<tempfile::NamedTempFile>)> {
+        match output {
+            Some(p) => {
+                let dir = match p.parent() {
+                    Some(d) if !d.as_os_str().is_empty() => d,
+                    _ => Path::new("."),
+                };
+                let t = tempfile::Builder::new()
+                    .prefix(".icefloe-")
+                    .suffix(".partial")
+                    .tempfile_in(dir)
+                    .with_context(|| {
+                        format!("cannot create a temporary file in {}", dir.display())
+                    })?;
+                let f = t
+                    .as_file()
+                    .try_clone()
+                    .with_context(|| format!("cannot create {}", p.display()))?;
+                Ok((Box::new(f), Some(t)))
+            }
+            None => {
+                if format == Format::Parquet && std::io::stdout().is_terminal() {
+                    anyhow::bail!(
+                        "refusing to write Parquet to a terminal: use --output FILE or a pipe"
+                    );
+                }
+                Ok((Box::new(std::io::stdout()), None))
+            }
+        }
+    }
+
+    /// Renames the complete temporary file over `output`.
+    pub(crate) fn persist(
+        temp: Option<tempfile::NamedTempFile>,
+        output: Option<&Path>,
+    ) -> Result<()> {
+        if let (Some(t), Some(p)) = (temp, output) {
+            // A temporary file is private (0600); the output gets the mode of the file it
+            // replaces, or the usual 0644.
+            let mode = std::fs::metadata(p)
+                .map(|m| m.permissions())
+                .unwrap_or_else(|_| std::os::unix::fs::PermissionsExt::from_mode(0o644));
+            t.as_file()
+                .set_permissions(mode)
+                .with_context(|| format!("cannot write {}", p.display()))?;
+            t.as_file()
+                .sync_all()
+                .with_context(|| format!("cannot write {}", p.display()))?;
+            t.persist(p)
+                .with_context(|| format!("cannot rename the output to {}", p.display()))?;
+        }
+        Ok(())
+    }
 }

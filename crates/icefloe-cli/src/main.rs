@@ -4,6 +4,7 @@ mod args;
 mod cat;
 mod catalog;
 mod catalog_config;
+mod changes;
 mod describe;
 mod generate;
 mod mount;
@@ -74,6 +75,8 @@ enum Command {
         #[command(flatten)]
         out: CatOutput,
     },
+    /// Print the rows that changed between two snapshots (matched by _row_id, or by --key)
+    Changes(changes::ChangesArgs),
     /// List a catalog's tables (with --catalog), in NAMESPACE and below or in all namespaces
     Tables {
         /// The namespace (dotted: a.b); default: every namespace
@@ -113,6 +116,7 @@ impl Command {
             | Command::Schema { table, .. }
             | Command::Files { table, .. }
             | Command::Cat { table, .. } => table.catalog = Some(name.to_string()),
+            Command::Changes(a) => a.table.catalog = Some(name.to_string()),
             Command::Tables { .. }
             | Command::Mount(_)
             | Command::Completions { .. }
@@ -201,6 +205,7 @@ async fn run(command: Command, catalog: Option<&str>) -> anyhow::Result<()> {
             )
             .await
         }
+        Command::Changes(a) => changes::changes(a).await,
         Command::Mount(_) | Command::Completions { .. } | Command::Man { .. } => {
             unreachable!("run outside the runtime")
         }

@@ -24,6 +24,7 @@ pub mod delete;
 pub mod encode;
 pub mod error;
 pub mod guard;
+pub mod history;
 pub mod io;
 pub mod listing;
 pub mod scan;

@@ -7,6 +7,7 @@ pub mod lineage;
 pub mod metadata_columns;
 pub mod page_index;
 pub mod plan;
+pub mod positions;
 pub mod preload;
 pub mod prune;
 pub mod read;

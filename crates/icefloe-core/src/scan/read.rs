@@ -89,6 +89,18 @@ impl TaskReader {
         rows: Option<std::ops::Range<u64>>,
         ctx: Arc<ReadContext>,
     ) -> crate::Result<TaskReader> {
+        Self::open_at(table, task, rows, None, ctx).await
+    }
+
+    /// Like [`TaskReader::open`], reading only the live rows at positions in `only` (when
+    /// given): the change feed reads just the rows a commit's deletes newly mark.
+    pub async fn open_at(
+        table: &Table,
+        task: FileScanTask,
+        rows: Option<std::ops::Range<u64>>,
+        only: Option<&RoaringTreemap>,
+        ctx: Arc<ReadContext>,
+    ) -> crate::Result<TaskReader> {
         let io = table.io();
         let path = io.display(&io.resolve(&task.data_file.file_path));
         let deleted = deleted_positions(table, &task).await?;
@@ -128,6 +140,10 @@ impl TaskReader {
             ];
             let outside: Vec<(u64, u64)> = outside.into_iter().filter(|(_, l)| *l > 0).collect();
             runs = subtract(runs, &outside);
+            select = true;
+        }
+        if let Some(only) = only {
+            runs = intersect(runs, only);
             select = true;
         }
         if let Some(filter) = &ctx.row_group_filter {
@@ -524,6 +540,28 @@ fn subtract(runs: Vec<(u64, u64)>, skips: &[(u64, u64)]) -> Vec<(u64, u64)> {
     out
 }
 
+/// The positions of `runs` that are in `only`, as runs.
+fn intersect(runs: Vec<(u64, u64)>, only: &RoaringTreemap) -> Vec<(u64, u64)> {
+    let mut out: Vec<(u64, u64)> = Vec::new();
+    let mut k = 0;
+    for p in only.iter() {
+        while k < runs.len() && runs[k].0 + runs[k].1 <= p {
+            k += 1;
+        }
+        if k == runs.len() {
+            break;
+        }
+        if p < runs[k].0 {
+            continue;
+        }
+        match out.last_mut() {
+            Some((s, l)) if *s + *l == p => *l += 1,
+            _ => out.push((p, 1)),
+        }
+    }
+    out
+}
+
 fn kept_runs(deleted: Option<&RoaringTreemap>, num_rows: u64) -> Vec<(u64, u64)> {
     let mut runs = Vec::new();
     let mut cur = 0u64;
@@ -607,6 +645,17 @@ mod tests {
         let mut c = PositionCursor::new(runs);
         assert_eq!(c.take(3), vec![1, 2, 5]);
         assert_eq!(c.take(5), vec![6, 7, 8]);
+    }
+
+    #[test]
+    fn only_positions_intersect_the_runs() {
+        let mut only = RoaringTreemap::new();
+        only.extend([0u64, 1, 2, 7, 8, 20]);
+        assert_eq!(
+            intersect(vec![(1, 5), (7, 10)], &only),
+            vec![(1, 2), (7, 2)]
+        );
+        assert_eq!(intersect(vec![(3, 3)], &only), vec![]);
     }
 
     #[test]

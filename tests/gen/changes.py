@@ -1,0 +1,571 @@
+#!/usr/bin/env python3
+r"""Writes the Spark tables behind issue 14 (change feed, row history, retention, orphans).
+
+Run with the Spark 3.5.9 + Iceberg 1.10.2 virtualenv of /work/shared/tools/bench-table:
+
+    TZ=UTC nice -n 10 ~/.cache/iceberg-gen/venv/bin/python tests/gen/changes.py
+
+Tables (Hadoop catalog `x`, namespace `db`, written at /tmp/icefloe-changes-wh, copied to
+tests/fixtures/changes/warehouse/db/<table>; expected results in tests/fixtures/changes/expected/):
+
+  feed      format 3: INSERT, INSERT, merge-on-read UPDATE (a DV), copy-on-write UPDATE, MERGE
+            (update + delete + insert, merge-on-read), merge-on-read DELETE, a no-op UPDATE,
+            copy-on-write DELETE; branch `audit` from the MERGE snapshot with an INSERT on it.
+  cow       format 3, copy-on-write only: INSERT, UPDATE, MERGE, a no-op UPDATE, DELETE (Spark's
+            changelog answers every range of it).
+  upgrade   format 2: INSERT, merge-on-read DELETE (a position delete file); upgrade to format 3;
+            merge-on-read UPDATE (a DV), INSERT. Pre-upgrade snapshots have no lineage.
+  upsert    format 3: INSERT; then (Iceberg Java API, RowDelta) an upsert written as an equality
+            delete on id plus an insert of the new row; then an equality delete alone.
+  retain    format 3, snapshots a few seconds apart, refs with retention settings (Java API
+            ManageSnapshots), table properties history.expire.*; the copy committed is the
+            table before expiry; `expire.json` records what Spark's expire_snapshots procedure
+            (Iceberg Java ExpireSnapshots) removed from a copy at `now_ms`.
+            A second run on the same state (restored) passes older_than/retain_last instead.
+  orphans   format 3 with planted files no metadata references, old and new; `orphans.json`
+            records every file's mtime and what remove_orphan_files(dry_run => true) listed.
+
+Expected changes (`expected/<table>/cases.json`, one `<case>.jsonl` per case): each commit's
+changes are the difference of Spark's `VERSION AS OF` reads of the commit and its parent,
+matched by `_row_id` (or by the key columns for key cases): a row only in the parent is a
+delete, only in the commit an insert, in both with another `_last_updated_sequence_number`
+(key cases: other values) an update_before/update_after pair. Every insert/update_after row
+must carry the commit's sequence number as `_last_updated_sequence_number` (checked here).
+Where Spark's create_changelog_view answers for a range, its rows are recorded beside
+(`spark_changelog`), or its error.
+"""
+import datetime
+import decimal
+import json
+import os
+import shutil
+import sys
+import time
+
+os.environ["TZ"] = "UTC"
+time.tzset()
+GEN_HOME = os.environ.get("ICEBERG_GEN_HOME", os.path.expanduser("~/.cache/iceberg-gen"))
+ICEBERG_JAR = os.path.join(GEN_HOME, "jars", "iceberg-spark-runtime-3.5_2.12-1.10.2.jar")
+JACKSON_JAR = os.path.join(GEN_HOME, "jars", "iceberg-shaded-jackson-2.18.2.jar")
+WH = "/tmp/icefloe-changes-wh"
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(os.path.dirname(HERE), "fixtures", "changes")
+LINEAGE = ["_row_id", "_last_updated_sequence_number"]
+CHANGE = ["_change_type", "_commit_snapshot_id", "_change_sequence_number", "_change_ordinal"]
+
+
+def make_spark():
+    from pyspark.sql import SparkSession
+    spark = (SparkSession.builder.master("local[1]")
+             .appName("icefloe-changes")
+             .config("spark.jars", f"{ICEBERG_JAR},{JACKSON_JAR}")
+             .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
+             .config("spark.sql.catalog.x", "org.apache.iceberg.spark.SparkCatalog")
+             .config("spark.sql.catalog.x.type", "hadoop")
+             .config("spark.sql.catalog.x.warehouse", WH)
+             .config("spark.sql.catalog.x.cache-enabled", "false")
+             .config("spark.sql.shuffle.partitions", "1")
+             .config("spark.default.parallelism", "1")
+             .config("spark.sql.session.timeZone", "UTC")
+             .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
+             .config("spark.driver.memory", "1g")
+             .config("spark.ui.enabled", "false")
+             .getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def enc(v):
+    if v is None:
+        return None
+    if isinstance(v, datetime.datetime):
+        return v.strftime("%Y-%m-%dT%H:%M:%S.%f") + "+00:00"
+    if isinstance(v, datetime.date):
+        return v.strftime("%Y-%m-%d")
+    if isinstance(v, decimal.Decimal):
+        return str(v)
+    return v
+
+
+def sql(spark, s):
+    print("  " + " ".join(s.split())[:120], flush=True)
+    return spark.sql(s).collect()
+
+
+def jtable(spark, t):
+    return spark._jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, f"x.db.{t}")
+
+
+def snapshots(spark, t):
+    """Every snapshot in the metadata: id, parent, sequence number, time, operation."""
+    table = jtable(spark, t)
+    out = []
+    for s in table.snapshots():
+        out.append(dict(snapshot_id=s.snapshotId(), parent=s.parentId(), seq=s.sequenceNumber(),
+                        timestamp_ms=s.timestampMillis(), operation=s.operation()))
+    out.sort(key=lambda s: s["seq"])
+    return out
+
+
+def read(spark, t, sid):
+    df = spark.sql(f"SELECT _row_id, _last_updated_sequence_number, * FROM x.db.{t} VERSION AS OF {sid}")
+    return df.columns, [{c: enc(r[c]) for c in df.columns} for r in df.collect()]
+
+
+def ancestry(snaps, frm, to):
+    """Commits after `frm` up to `to`, oldest first; None when frm is not an ancestor of to."""
+    by_id = {s["snapshot_id"]: s for s in snaps}
+    chain, cur = [], to
+    while cur is not None and cur != frm:
+        chain.append(by_id[cur])
+        cur = by_id[cur]["parent"]
+    if cur != frm:
+        return None
+    return list(reversed(chain))
+
+
+def commit_changes(before, after, commit, ordinal, key):
+    """One commit's changes: the parent's rows `before` vs the commit's rows `after`."""
+    def ident(r):
+        return tuple(r[k] for k in key) if key else r["_row_id"]
+
+    def data(r):
+        return {k: v for k, v in r.items() if k not in LINEAGE}
+
+    b = {}
+    for r in before:
+        assert ident(r) not in b, f"duplicate {key or '_row_id'} {ident(r)}"
+        b[ident(r)] = r
+    a = {}
+    for r in after:
+        assert ident(r) not in a, f"duplicate {key or '_row_id'} {ident(r)}"
+        a[ident(r)] = r
+    if not key:
+        assert None not in a and None not in b, "rows without lineage need a key"
+    out = []
+
+    def emit(kind, r):
+        head = {"_change_type": kind, "_commit_snapshot_id": commit["snapshot_id"],
+                "_change_sequence_number": commit["seq"], "_change_ordinal": ordinal}
+        if kind in ("insert", "update_after") and not key:
+            assert r["_last_updated_sequence_number"] == commit["seq"], (r, commit)
+        out.append({**head, **r})
+
+    for k in sorted(set(b) | set(a), key=lambda x: json.dumps(x)):
+        rb, ra = b.get(k), a.get(k)
+        if rb is not None and ra is None:
+            emit("delete", rb)
+        elif rb is None and ra is not None:
+            emit("insert", ra)
+        elif key and data(rb) != data(ra):
+            emit("update_before", rb)
+            emit("update_after", ra)
+        elif not key and rb["_last_updated_sequence_number"] != ra["_last_updated_sequence_number"]:
+            emit("update_before", rb)
+            emit("update_after", ra)
+    return out
+
+
+def net(changes, key):
+    """One row per _row_id (or key): its last state, or the delete; dropped when it was
+    inserted and deleted inside the range."""
+    first, last = {}, {}
+    for c in changes:
+        k = tuple(c[x] for x in key) if key else c["_row_id"]
+        first.setdefault(k, c)
+        if c["_change_type"] != "update_before":
+            last[k] = c
+    out = []
+    for k, c in last.items():
+        existed = first[k]["_change_type"] in ("delete", "update_before")
+        if c["_change_type"] == "delete":
+            if existed:
+                out.append(c)
+        else:
+            out.append({**c, "_change_type": "update_after" if existed else "insert"})
+    return out
+
+
+class Recorder:
+    def __init__(self, spark, table):
+        self.spark, self.table, self.cases = spark, table, []
+        self.snaps = snapshots(spark, table)
+        self.rows = {}
+        self.columns = None
+        for s in self.snaps:
+            cols, rs = read(spark, table, s["snapshot_id"])
+            self.rows[s["snapshot_id"]] = rs
+            self.columns = cols
+        self.dir = os.path.join(OUT, "expected", table)
+        shutil.rmtree(self.dir, ignore_errors=True)
+        os.makedirs(self.dir)
+
+    def case(self, name, frm, to, key=None, net_view=False, spark_changelog=False, error=None):
+        chain = ancestry(self.snaps, frm, to)
+        case = dict(name=name, from_snapshot=frm, to_snapshot=to, key=key, net=net_view)
+        if error:
+            assert chain is None or error != "not_ancestor"
+            case["error"] = error
+            self.cases.append(case)
+            return
+        changes = []
+        parent = frm
+        for i, c in enumerate(chain):
+            changes += commit_changes(self.rows[parent], self.rows[c["snapshot_id"]], c, i, key)
+            parent = c["snapshot_id"]
+        if net_view:
+            changes = net(changes, key)
+        with open(os.path.join(self.dir, f"{name}.jsonl"), "w") as f:
+            for r in changes:
+                f.write(json.dumps(r) + "\n")
+        case["rows"] = len(changes)
+        if spark_changelog:
+            case["spark_changelog"] = self.spark_changelog(name, frm, to, net_view)
+        self.cases.append(case)
+        print(f"  case {self.table}/{name}: {len(changes)} changes", flush=True)
+
+    def spark_changelog(self, name, frm, to, net_view):
+        view = f"cl_{self.table}_{name}"
+        args = (f"table => 'db.{self.table}', changelog_view => '{view}', "
+                f"options => map('start-snapshot-id', '{frm}', 'end-snapshot-id', '{to}'), "
+                "identifier_columns => array('id')")
+        args += ", net_changes => true, compute_updates => false" if net_view else ", compute_updates => true"
+        try:
+            self.spark.sql(f"CALL x.system.create_changelog_view({args})").collect()
+            df = self.spark.sql(f"SELECT * FROM {view}")
+            rs = [{c: enc(r[c]) for c in df.columns} for r in df.collect()]
+        except Exception as e:  # noqa: BLE001 - recorded: Spark refuses some ranges
+            msg = str(e).split("\n")
+            err = next((m for m in msg if "Exception" in m), msg[0])[:400]
+            print(f"  changelog {name}: Spark refuses: {err}", flush=True)
+            return dict(error=err)
+        rs.sort(key=lambda r: (r["_change_ordinal"], json.dumps(r["id"]), r["_change_type"]))
+        with open(os.path.join(self.dir, f"{name}.spark_changelog.jsonl"), "w") as f:
+            for r in rs:
+                f.write(json.dumps(r) + "\n")
+        return dict(rows=len(rs), file=f"{name}.spark_changelog.jsonl")
+
+    def save(self, statements, **extra):
+        refs = {}
+        table = jtable(self.spark, self.table)
+        for name, r in table.refs().items():
+            refs[name] = dict(snapshot_id=r.snapshotId(), type="branch" if r.isBranch() else "tag")
+        with open(os.path.join(self.dir, "cases.json"), "w") as f:
+            json.dump(dict(table=self.table, table_dir=f"warehouse/db/{self.table}",
+                           recorded_location=f"{WH}/db/{self.table}", columns=self.columns,
+                           snapshots=self.snaps, refs=refs, statements=statements,
+                           cases=self.cases, **extra), f, indent=1)
+        with open(os.path.join(self.dir, "snapshot_rows.json"), "w") as f:
+            json.dump({str(k): v for k, v in self.rows.items()}, f)
+
+
+def run(spark, stmts, s):
+    stmts.append(" ".join(s.split()))
+    sql(spark, s)
+
+
+def head(spark, t, branch="main"):
+    return jtable(spark, t).refs()[branch].snapshotId()
+
+
+def feed(spark):
+    st = []
+    t = "x.db.feed"
+    run(spark, st, f"CREATE TABLE {t} (id bigint, val string, cat string) USING iceberg TBLPROPERTIES "
+        "('format-version'='3', 'write.delete.mode'='merge-on-read', 'write.update.mode'='merge-on-read', "
+        "'write.merge.mode'='merge-on-read')")
+    run(spark, st, f"INSERT INTO {t} VALUES (1,'a','x'),(2,'b','x'),(3,'c','y'),(4,'d','y'),(5,'e','z'),(6,'f','z')")
+    run(spark, st, f"INSERT INTO {t} VALUES (7,'g','x'),(8,'h','y')")
+    run(spark, st, f"UPDATE {t} SET val = 'b2' WHERE id = 2")
+    run(spark, st, f"ALTER TABLE {t} SET TBLPROPERTIES ('write.update.mode'='copy-on-write')")
+    run(spark, st, f"UPDATE {t} SET val = 'c2' WHERE id = 3")
+    run(spark, st, f"""MERGE INTO {t} t USING (SELECT * FROM VALUES (4L,'d2','y'),(5L,'gone','z'),(9L,'i','x')
+        AS s(id, val, cat)) s ON t.id = s.id
+        WHEN MATCHED AND s.val = 'gone' THEN DELETE
+        WHEN MATCHED THEN UPDATE SET t.val = s.val
+        WHEN NOT MATCHED THEN INSERT *""")
+    merge = head(spark, "feed")
+    run(spark, st, f"ALTER TABLE {t} CREATE BRANCH audit AS OF VERSION {merge}")
+    run(spark, st, f"INSERT INTO {t}.branch_audit VALUES (10,'j','z')")
+    run(spark, st, f"DELETE FROM {t} WHERE id = 6")
+    run(spark, st, f"ALTER TABLE {t} SET TBLPROPERTIES ('write.update.mode'='merge-on-read')")
+    run(spark, st, f"UPDATE {t} SET val = val WHERE id = 1")
+    run(spark, st, f"ALTER TABLE {t} SET TBLPROPERTIES ('write.delete.mode'='copy-on-write')")
+    run(spark, st, f"DELETE FROM {t} WHERE id = 7")
+    rec = Recorder(spark, "feed")
+    main = [s["snapshot_id"] for s in rec.snaps if ancestry(rec.snaps, s["snapshot_id"], head(spark, "feed")) is not None]
+    main.sort(key=lambda i: next(s["seq"] for s in rec.snaps if s["snapshot_id"] == i))
+    audit = head(spark, "feed", "audit")
+    for i in range(len(main) - 1):
+        rec.case(f"step{i + 1}", main[i], main[i + 1], spark_changelog=True)
+    rec.case("all", main[0], main[-1])
+    rec.case("all_net", main[0], main[-1], net_view=True)
+    rec.case("all_key", main[0], main[-1], key=["id"])
+    rec.case("appends", main[0], main[1], spark_changelog=True)
+    rec.case("appends_net", main[0], main[1], net_view=True, spark_changelog=True)
+    rec.case("branch", merge, audit)
+    rec.case("not_ancestor", audit, main[-1], error="not_ancestor")
+    rec.save(st, main=main, audit=audit)
+
+
+def cow(spark):
+    st = []
+    t = "x.db.cow"
+    run(spark, st, f"CREATE TABLE {t} (id bigint, val string) USING iceberg TBLPROPERTIES "
+        "('format-version'='3', 'write.delete.mode'='copy-on-write', 'write.update.mode'='copy-on-write', "
+        "'write.merge.mode'='copy-on-write')")
+    run(spark, st, f"INSERT INTO {t} VALUES (1,'a'),(2,'b'),(3,'c'),(4,'d')")
+    run(spark, st, f"UPDATE {t} SET val = 'b2' WHERE id = 2")
+    run(spark, st, f"""MERGE INTO {t} t USING (SELECT * FROM VALUES (3L,'c2'),(4L,'gone'),(5L,'e')
+        AS s(id, val)) s ON t.id = s.id
+        WHEN MATCHED AND s.val = 'gone' THEN DELETE
+        WHEN MATCHED THEN UPDATE SET t.val = s.val
+        WHEN NOT MATCHED THEN INSERT *""")
+    run(spark, st, f"UPDATE {t} SET val = val WHERE id = 1")
+    run(spark, st, f"DELETE FROM {t} WHERE id = 5")
+    rec = Recorder(spark, "cow")
+    ids = [s["snapshot_id"] for s in rec.snaps]
+    for i in range(len(ids) - 1):
+        rec.case(f"step{i + 1}", ids[i], ids[i + 1], spark_changelog=True)
+    rec.case("all", ids[0], ids[-1], spark_changelog=True)
+    rec.case("all_net", ids[0], ids[-1], net_view=True, spark_changelog=True)
+    rec.save(st)
+
+
+def upgrade(spark):
+    st = []
+    t = "x.db.upgrade"
+    run(spark, st, f"CREATE TABLE {t} (id bigint, val string) USING iceberg TBLPROPERTIES "
+        "('format-version'='2', 'write.delete.mode'='merge-on-read', 'write.update.mode'='merge-on-read')")
+    run(spark, st, f"INSERT INTO {t} VALUES (1,'a'),(2,'b'),(3,'c'),(4,'d')")
+    run(spark, st, f"DELETE FROM {t} WHERE id = 4")
+    run(spark, st, f"ALTER TABLE {t} SET TBLPROPERTIES ('format-version'='3')")
+    run(spark, st, f"UPDATE {t} SET val = 'a2' WHERE id = 1")
+    run(spark, st, f"INSERT INTO {t} VALUES (5,'e')")
+    rec = Recorder(spark, "upgrade")
+    ids = [s["snapshot_id"] for s in rec.snaps]
+    rec.case("v2_key", ids[0], ids[1], key=["id"])
+    rec.case("v2_nokey", ids[0], ids[1], error="needs_key")
+    rec.case("across_key", ids[1], ids[2], key=["id"])
+    rec.case("across_nokey", ids[1], ids[2], error="needs_key")
+    rec.case("v3", ids[2], ids[3])
+    rec.case("all_key", ids[0], ids[3], key=["id"])
+    rec.save(st)
+
+
+def upsert(spark):
+    st = []
+    t = "x.db.upsert"
+    run(spark, st, f"CREATE TABLE {t} (id int, val string) USING iceberg TBLPROPERTIES ('format-version'='3')")
+    run(spark, st, f"INSERT INTO {t} VALUES (1,'a'),(2,'b'),(3,'c')")
+    jvm = spark._jvm
+    gw = spark.sparkContext._gateway
+    table = jtable(spark, "upsert")
+    schema = table.schema()
+    ids = gw.new_array(gw.jvm.int, 1)
+    ids[0] = schema.findField("id").fieldId()
+    cols = jvm.java.util.ArrayList()
+    cols.add("id")
+    eq_schema = schema.select(cols)
+    factory = jvm.org.apache.iceberg.data.GenericAppenderFactory(schema, table.spec(), ids, eq_schema, None)
+    parquet = jvm.org.apache.iceberg.FileFormat.PARQUET
+
+    def out(name):
+        loc = table.locationProvider().newDataLocation(name)
+        return jvm.org.apache.iceberg.encryption.EncryptedFiles.plainAsEncryptedOutput(table.io().newOutputFile(loc))
+
+    def eq_delete(name, key):
+        w = factory.newEqDeleteWriter(out(name), parquet, None)
+        r = jvm.org.apache.iceberg.data.GenericRecord.create(eq_schema)
+        r.setField("id", key)
+        w.write(r)
+        w.close()
+        return w.toDeleteFile()
+
+    # Upsert of id 2: equality delete + insert in one commit.
+    d = eq_delete("upsert-eq-delete-2.parquet", 2)
+    w = factory.newDataWriter(out("upsert-data-2.parquet"), parquet, None)
+    r = jvm.org.apache.iceberg.data.GenericRecord.create(schema)
+    r.setField("id", 2)
+    r.setField("val", "b2")
+    w.write(r)
+    w.close()
+    table.newRowDelta().addRows(w.toDataFile()).addDeletes(d).commit()
+    st.append("Java API: RowDelta adding an equality delete on id = 2 and a data file with (2, 'b2')")
+    table.refresh()
+    table.newRowDelta().addDeletes(eq_delete("upsert-eq-delete-3.parquet", 3)).commit()
+    st.append("Java API: RowDelta adding an equality delete on id = 3")
+    rec = Recorder(spark, "upsert")
+    ids = [s["snapshot_id"] for s in rec.snaps]
+    rec.case("upsert", ids[0], ids[1])
+    rec.case("upsert_key", ids[0], ids[1], key=["id"])
+    rec.case("eq_delete", ids[1], ids[2])
+    rec.case("all_net", ids[0], ids[2], net_view=True)
+    rec.save(st)
+
+
+def listing(root):
+    out = {}
+    for d, _, files in os.walk(root):
+        for f in files:
+            if f.endswith(".crc"):
+                continue
+            p = os.path.join(d, f)
+            out[os.path.relpath(p, root)] = int(os.stat(p).st_mtime * 1000)
+    return out
+
+
+def retain(spark):
+    st = []
+    t = "x.db.retain"
+    run(spark, st, f"CREATE TABLE {t} (id bigint, val string) USING iceberg TBLPROPERTIES "
+        "('format-version'='3', 'write.delete.mode'='merge-on-read', 'write.update.mode'='copy-on-write')")
+    run(spark, st, f"INSERT INTO {t} VALUES (1,'a'),(2,'b'),(3,'c')")
+    r1 = head(spark, "retain")
+    time.sleep(2)
+    run(spark, st, f"INSERT INTO {t} VALUES (4,'d'),(5,'e')")
+    r2 = head(spark, "retain")
+    time.sleep(2)
+    run(spark, st, f"DELETE FROM {t} WHERE id = 1")
+    r3 = head(spark, "retain")
+    time.sleep(2)
+    run(spark, st, f"UPDATE {t} SET val = 'b2' WHERE id = 2")
+    r4 = head(spark, "retain")
+    time.sleep(2)
+    run(spark, st, f"INSERT INTO {t} VALUES (6,'f')")
+    time.sleep(2)
+    run(spark, st, f"DELETE FROM {t} WHERE id = 4")
+    table = jtable(spark, "retain")
+    ms = table.manageSnapshots()
+    ms.createTag("t_old", r1).setMaxRefAgeMs("t_old", 1000)
+    ms.createTag("t_keep", r2)
+    ms.createBranch("dev", r3).createBranch("stale", r2).commit()
+    st.append("Java API: tag t_old -> r1 (max-ref-age-ms 1000), tag t_keep -> r2, branches dev -> r3, stale -> r2")
+    run(spark, st, f"INSERT INTO {t}.branch_dev VALUES (7,'g')")
+    run(spark, st, f"INSERT INTO {t}.branch_stale VALUES (8,'h')")
+    table.refresh()
+    (table.manageSnapshots().setMinSnapshotsToKeep("dev", 1).setMaxSnapshotAgeMs("dev", 1000)
+     .setMaxRefAgeMs("stale", 1000).commit())
+    st.append("Java API: dev min-snapshots-to-keep 1, max-snapshot-age-ms 1000; stale max-ref-age-ms 1000")
+    try:
+        run(spark, st, f"CALL x.system.compute_table_stats(table => 'db.retain', snapshot_id => {r1})")
+        run(spark, st, f"CALL x.system.compute_table_stats(table => 'db.retain')")
+    except Exception as e:  # noqa: BLE001
+        print("  compute_table_stats:", str(e).split("\n")[0], flush=True)
+    time.sleep(2)
+    snaps = snapshots(spark, "retain")
+    ts = {s["snapshot_id"]: s["timestamp_ms"] for s in snaps}
+    # The default cutoff falls midway between r3 and r4, seconds from either.
+    now_est = int(time.time() * 1000) + 3000
+    age = now_est - (ts[r3] + ts[r4]) // 2
+    run(spark, st, f"ALTER TABLE {t} SET TBLPROPERTIES ('history.expire.max-snapshot-age-ms'='{age}', "
+        "'history.expire.min-snapshots-to-keep'='2')")
+    root = os.path.join(WH, "db", "retain")
+    backup = "/tmp/icefloe-changes-before-retain"
+    shutil.rmtree(backup, ignore_errors=True)
+    shutil.copytree(root, backup)
+    keep = {}
+    wait = now_est - int(time.time() * 1000)
+    if wait > 0:
+        time.sleep(wait / 1000)
+    # Two expiry runs on the same table state (restored in between): by the table's
+    # properties and refs, then with older_than (just after r2) and retain_last => 1.
+    for run_name in ("properties", "flags"):
+        before_meta = json.loads(open(latest_metadata(root)).read())
+        before = listing(root)
+        now_ms = int(time.time() * 1000)
+        args = ""
+        if run_name == "flags":
+            older = ts[r2] + 1000
+            args = f", older_than => TIMESTAMP '{ts_literal(older)}', retain_last => 1"
+        res = spark.sql(f"CALL x.system.expire_snapshots(table => 'db.retain'{args})").collect()[0].asDict()
+        after_meta = json.loads(open(latest_metadata(root)).read())
+        after = listing(root)
+        removed = sorted(set(before) - set(after))
+        keep[run_name] = dict(now_ms=now_ms, call_args=args, metrics=res, removed_files=removed,
+                              snapshots_before=sorted(s["snapshot-id"] for s in before_meta["snapshots"]),
+                              snapshots_after=sorted(s["snapshot-id"] for s in after_meta["snapshots"]),
+                              refs_before=sorted(before_meta.get("refs", {})),
+                              refs_after=sorted(after_meta.get("refs", {})))
+        if run_name == "flags":
+            keep[run_name]["max_snapshot_age_ms"] = now_ms - older
+            keep[run_name]["min_snapshots"] = 1
+        print(f"  expire {run_name}: {res}; removed {len(removed)} files", flush=True)
+        # The committed table is the state before expiry.
+        shutil.rmtree(root)
+        shutil.copytree(backup, root)
+    shutil.rmtree(backup)
+    d = os.path.join(OUT, "expected", "retain")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    with open(os.path.join(d, "expire.json"), "w") as f:
+        json.dump(dict(statements=st, snapshots=snaps, named=dict(r1=r1, r2=r2, r3=r3, r4=r4),
+                       recorded_location=root, runs=keep), f, indent=1)
+
+
+def ts_literal(ms):
+    """A Spark timestamp literal (session time zone UTC) for milliseconds since the epoch."""
+    return datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")
+
+
+def latest_metadata(root):
+    hint = open(os.path.join(root, "metadata", "version-hint.text")).read().strip()
+    return os.path.join(root, "metadata", f"v{hint}.metadata.json")
+
+
+def orphans(spark):
+    st = []
+    t = "x.db.orphans"
+    run(spark, st, f"CREATE TABLE {t} (id bigint, val string) USING iceberg TBLPROPERTIES "
+        "('format-version'='3', 'write.delete.mode'='merge-on-read')")
+    run(spark, st, f"INSERT INTO {t} VALUES (1,'a'),(2,'b')")
+    run(spark, st, f"DELETE FROM {t} WHERE id = 1")
+    root = os.path.join(WH, "db", "orphans")
+    old = time.time() - 5 * 86400
+    planted = {"data/orphan-old.parquet": old, "data/sub/dir/stray.txt": old,
+               "metadata/stray-old.avro": old, "data/orphan-new.parquet": None,
+               "stray-at-root.json": old}
+    for rel, mtime in planted.items():
+        p = os.path.join(root, rel)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "wb") as f:
+            f.write(b"not referenced by any snapshot\n")
+        if mtime:
+            os.utime(p, (mtime, mtime))
+    files = listing(root)
+    older = int(time.time() * 1000) - 3 * 86400 * 1000
+    res = spark.sql(f"CALL x.system.remove_orphan_files(table => 'db.orphans', dry_run => true, "
+                    f"older_than => TIMESTAMP '{ts_literal(older)}')").collect()
+    listed = sorted(r[0] for r in res)
+    print("  orphans:", listed, flush=True)
+    d = os.path.join(OUT, "expected", "orphans")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    with open(os.path.join(d, "orphans.json"), "w") as f:
+        json.dump(dict(statements=st, recorded_location=f"{WH}/db/orphans", older_than_ms=older,
+                       mtimes_ms=files, planted=sorted(planted), spark_orphans=listed), f, indent=1)
+
+
+def main():
+    only = sys.argv[1:]
+    spark = make_spark()
+    gens = [feed, cow, upgrade, upsert, retain, orphans]
+    for g in gens:
+        if only and g.__name__ not in only:
+            continue
+        print(g.__name__, flush=True)
+        shutil.rmtree(os.path.join(WH, "db", g.__name__), ignore_errors=True)
+        g(spark)
+    spark.stop()
+    for name in os.listdir(os.path.join(WH, "db")):
+        if only and name not in only:
+            continue
+        dest = os.path.join(OUT, "warehouse", "db", name)
+        shutil.rmtree(dest, ignore_errors=True)
+        shutil.copytree(os.path.join(WH, "db", name), dest,
+                        ignore=shutil.ignore_patterns(".*.crc", "_SUCCESS"))
+    print("wrote", OUT)
+
+
+if __name__ == "__main__":
+    main()

@@ -12,6 +12,7 @@ mod open;
 mod progress;
 mod render;
 mod report;
+mod retention;
 mod time;
 
 use std::process::ExitCode;
@@ -77,6 +78,8 @@ enum Command {
     },
     /// Print the rows that changed between two snapshots (matched by _row_id, or by --key)
     Changes(changes::ChangesArgs),
+    /// Dry run of snapshot expiry: the snapshots, refs and files an expiry at --now removes
+    Retention(retention::RetentionArgs),
     /// List a catalog's tables (with --catalog), in NAMESPACE and below or in all namespaces
     Tables {
         /// The namespace (dotted: a.b); default: every namespace
@@ -117,6 +120,7 @@ impl Command {
             | Command::Files { table, .. }
             | Command::Cat { table, .. } => table.catalog = Some(name.to_string()),
             Command::Changes(a) => a.table.catalog = Some(name.to_string()),
+            Command::Retention(a) => a.table.catalog = Some(name.to_string()),
             Command::Tables { .. }
             | Command::Mount(_)
             | Command::Completions { .. }
@@ -206,6 +210,7 @@ async fn run(command: Command, catalog: Option<&str>) -> anyhow::Result<()> {
             .await
         }
         Command::Changes(a) => changes::changes(a).await,
+        Command::Retention(a) => retention::retention(a).await,
         Command::Mount(_) | Command::Completions { .. } | Command::Man { .. } => {
             unreachable!("run outside the runtime")
         }

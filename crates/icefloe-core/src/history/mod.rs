@@ -4,5 +4,7 @@
 
 pub mod changes;
 pub mod range;
+pub mod retention;
+pub mod retention_report;
 
 pub use changes::{ChangeFeed, ChangeFeedBuilder, ChangeType};

@@ -7,7 +7,9 @@ use serde_json::Value as Json;
 use super::metadata_json::Lists;
 use super::partition::PartitionSpec;
 use super::schema::Schema;
-use super::snapshot::{MetadataLogEntry, RefType, Snapshot, SnapshotLogEntry, SnapshotRef};
+use super::snapshot::{
+    MetadataLogEntry, RefType, Snapshot, SnapshotLogEntry, SnapshotRef, StatisticsFile,
+};
 use super::sort_order::SortOrder;
 
 /// Highest format version this reader implements.
@@ -37,6 +39,8 @@ pub struct TableMetadata {
     pub metadata_log: Vec<MetadataLogEntry>,
     /// v3: the next row id to assign.
     pub next_row_id: Option<i64>,
+    /// Table and partition statistics files (`statistics`, `partition-statistics`).
+    pub statistics: Vec<StatisticsFile>,
 }
 
 impl TableMetadata {
@@ -145,11 +149,24 @@ impl TableMetadata {
                         )))
                     }
                 };
+                let int = |k: &str| r.get(k).and_then(Json::as_i64);
+                let min_snapshots_to_keep = int("min-snapshots-to-keep")
+                    .map(|n| {
+                        i32::try_from(n).map_err(|_| {
+                            err(&format!(
+                                "ref {name} has min-snapshots-to-keep {n}, not an int"
+                            ))
+                        })
+                    })
+                    .transpose()?;
                 refs.insert(
                     name.clone(),
                     SnapshotRef {
                         snapshot_id,
                         ref_type,
+                        min_snapshots_to_keep,
+                        max_snapshot_age_ms: int("max-snapshot-age-ms"),
+                        max_ref_age_ms: int("max-ref-age-ms"),
                     },
                 );
             }
@@ -161,10 +178,33 @@ impl TableMetadata {
                 SnapshotRef {
                     snapshot_id: id,
                     ref_type: RefType::Branch,
+                    min_snapshots_to_keep: None,
+                    max_snapshot_age_ms: None,
+                    max_ref_age_ms: None,
                 },
             );
         }
 
+        let mut statistics = Vec::new();
+        for (key, path_key) in [
+            ("statistics", "statistics-path"),
+            ("partition-statistics", "statistics-path"),
+        ] {
+            for f in v.get(key).and_then(Json::as_array).into_iter().flatten() {
+                let (Some(snapshot_id), Some(p)) = (
+                    f.get("snapshot-id").and_then(Json::as_i64),
+                    f.get(path_key).and_then(Json::as_str),
+                ) else {
+                    return Err(err(&format!(
+                        "an entry of {key} lacks snapshot-id or statistics-path"
+                    )));
+                };
+                statistics.push(StatisticsFile {
+                    snapshot_id,
+                    path: p.to_string(),
+                });
+            }
+        }
         let snapshot_log = lists.snapshot_log.unwrap_or_default();
         let metadata_log = lists.metadata_log.unwrap_or_default();
 
@@ -199,6 +239,7 @@ impl TableMetadata {
             snapshot_log,
             metadata_log,
             next_row_id: i("next-row-id"),
+            statistics,
         };
         crate::validate::metadata::check_metadata(&metadata, path)?;
         Ok(metadata)

@@ -23,5 +23,5 @@ pub use manifest_list::{ManifestContent, ManifestFile};
 pub use metadata::TableMetadata;
 pub use partition::{PartitionField, PartitionSpec, Transform};
 pub use schema::Schema;
-pub use snapshot::{RefType, Snapshot, SnapshotRef};
+pub use snapshot::{RefType, Snapshot, SnapshotRef, StatisticsFile};
 pub use types::{ListType, MapType, NestedField, PrimitiveType, StructType, Type};

@@ -106,6 +106,20 @@ pub enum RefType {
 pub struct SnapshotRef {
     pub snapshot_id: i64,
     pub ref_type: RefType,
+    /// Branches: how many snapshots of the branch expiry keeps at least.
+    pub min_snapshots_to_keep: Option<i32>,
+    /// Branches: the longest a snapshot of the branch is kept (unless among the minimum).
+    pub max_snapshot_age_ms: Option<i64>,
+    /// How old the ref's snapshot may be before expiry removes the ref (never for `main`).
+    pub max_ref_age_ms: Option<i64>,
+}
+
+/// A table statistics file (spec: "Table Statistics") or partition statistics file, and the
+/// snapshot it describes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatisticsFile {
+    pub snapshot_id: i64,
+    pub path: String,
 }
 
 /// One entry of `snapshot-log` (when `main` changed to which snapshot).

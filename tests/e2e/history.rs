@@ -109,3 +109,58 @@ fn retention_matches_java_expire_snapshots() {
         assert_eq!(sorted(&files), strs(&run["removed_files"]), "{name}");
     }
 }
+
+#[test]
+fn orphans_match_remove_orphan_files_dry_run() {
+    let e = load("expected/orphans/orphans.json");
+    let copy = icefloe_testkit::copy_table(&dir().join("warehouse/db/orphans"));
+    // Git keeps no mtimes: give every file the one it had when Spark listed it.
+    for (rel, ms) in e["mtimes_ms"].as_object().unwrap() {
+        let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms.as_u64().unwrap());
+        std::fs::File::options()
+            .write(true)
+            .open(copy.path().join(rel))
+            .unwrap()
+            .set_modified(t)
+            .unwrap();
+    }
+    let got = icefloe_json(&[
+        "orphans".into(),
+        copy.path().to_str().unwrap().into(),
+        "--older-than".into(),
+        e["older_than_ms"].to_string(),
+        "--format".into(),
+        "json".into(),
+    ]);
+    let prefix = format!("file:{}/", e["recorded_location"].as_str().unwrap());
+    let want: Vec<String> = strs(&e["spark_orphans"])
+        .iter()
+        .map(|p| p.strip_prefix(&prefix).unwrap().to_string())
+        .collect();
+    assert!(want.len() >= 3, "{want:?}");
+    let listed: Vec<String> = got["orphans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["relative_path"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(sorted(&listed), want);
+    // The recent planted file is no orphan yet; with a later cutoff it is.
+    assert!(!listed.iter().any(|p| p == "data/orphan-new.parquet"));
+    let later = icefloe_json(&[
+        "orphans".into(),
+        copy.path().to_str().unwrap().into(),
+        "--older-than".into(),
+        "9999999999999".into(),
+        "--format".into(),
+        "json".into(),
+    ]);
+    let all: Vec<&str> = later["orphans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["relative_path"].as_str().unwrap())
+        .collect();
+    assert!(all.contains(&"data/orphan-new.parquet"), "{all:?}");
+    assert_eq!(all.len(), want.len() + 1, "{all:?}");
+}

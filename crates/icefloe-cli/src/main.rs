@@ -9,6 +9,7 @@ mod describe;
 mod generate;
 mod mount;
 mod open;
+mod orphans;
 mod progress;
 mod render;
 mod report;
@@ -80,6 +81,8 @@ enum Command {
     Changes(changes::ChangesArgs),
     /// Dry run of snapshot expiry: the snapshots, refs and files an expiry at --now removes
     Retention(retention::RetentionArgs),
+    /// List files under the table location that no metadata references (nothing is deleted)
+    Orphans(orphans::OrphansArgs),
     /// List a catalog's tables (with --catalog), in NAMESPACE and below or in all namespaces
     Tables {
         /// The namespace (dotted: a.b); default: every namespace
@@ -121,6 +124,7 @@ impl Command {
             | Command::Cat { table, .. } => table.catalog = Some(name.to_string()),
             Command::Changes(a) => a.table.catalog = Some(name.to_string()),
             Command::Retention(a) => a.table.catalog = Some(name.to_string()),
+            Command::Orphans(a) => a.table.catalog = Some(name.to_string()),
             Command::Tables { .. }
             | Command::Mount(_)
             | Command::Completions { .. }
@@ -211,6 +215,7 @@ async fn run(command: Command, catalog: Option<&str>) -> anyhow::Result<()> {
         }
         Command::Changes(a) => changes::changes(a).await,
         Command::Retention(a) => retention::retention(a).await,
+        Command::Orphans(a) => orphans::orphans(a).await,
         Command::Mount(_) | Command::Completions { .. } | Command::Man { .. } => {
             unreachable!("run outside the runtime")
         }

@@ -3,6 +3,7 @@
 //! would remove and when ([`retention`]), and files no metadata references ([`orphans`]).
 
 pub mod changes;
+pub mod orphans;
 pub mod range;
 pub mod retention;
 pub mod retention_report;

@@ -458,3 +458,95 @@ fn the_server_serves_a_copy_of_the_fixtures() {
         fixtures_dir().join("warehouse").canonicalize().unwrap()
     );
 }
+
+/// A catalog of its own over the warehouse uploaded to S3 (moto) behind the fault proxy with
+/// 400 ms of latency per request, vending S3 credentials that expire 1 s after each
+/// `loadTable` (the proxy then refuses them as S3 does) and OAuth2 tokens good for one request
+/// each: a scan outlasts its first credentials and must fetch new ones (renewing its token on
+/// the way), and read the expected rows.
+#[test]
+fn vended_credentials_and_tokens_that_expire_mid_scan_are_fetched_again() {
+    use icefloe_testkit::servers;
+    let Some(s) = servers() else { return };
+    let wh = &s["ICEFLOE_REST_WAREHOUSE_DIR"];
+    let s3 = servers::moto();
+    servers::create_s3_bucket(&s3, "lake");
+    servers::upload_dir(
+        Path::new(wh),
+        "s3://lake/",
+        "warehouse",
+        &servers::s3_options(&s3),
+    );
+    let proxy = servers::fault_proxy(&s3, &["--expiring-keys", "--latency-ms", "400"]);
+    let (id, secret) = (
+        &s["ICEFLOE_REST_CLIENT_ID"],
+        &s["ICEFLOE_REST_CLIENT_SECRET"],
+    );
+    let endpoint = format!("s3.endpoint={}", proxy.url());
+    let base = format!("{wh}=s3://lake/warehouse");
+    let catalog = servers::rest_catalog(
+        &s["ICEFLOE_REST_JAVA_CP"],
+        &[
+            "--warehouse",
+            wh,
+            "--client-id",
+            id,
+            "--client-secret",
+            secret,
+            "--token-uses",
+            "1",
+            "--vend-ttl-ms",
+            "1000",
+            "--vend-prefix",
+            "s3://lake/warehouse",
+            "--vend",
+            "s3.secret-access-key=vended-secret",
+            "--vend",
+            &endpoint,
+            "--vend",
+            "s3.region=us-east-1",
+            "--metadata-base",
+            &base,
+        ],
+    );
+    let user = User::with_yaml(&yaml(
+        "expiring",
+        &[
+            ("uri", &catalog.url()),
+            ("credential", &format!("{id}:{secret}")),
+        ],
+    ));
+    let snap = all_snapshots()
+        .into_iter()
+        .filter(|x| x.table == "v3_dv_large")
+        .last()
+        .expect("v3_dv_large");
+    let id = snap.snapshot_id.to_string();
+    let args = [
+        "--catalog",
+        "expiring",
+        "cat",
+        "db.v3_dv_large",
+        "--snapshot",
+        &id,
+    ];
+    let out = user.ok(&[&args[..], &["--format", "jsonl", "--lineage"]].concat());
+    let got: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    if let Some(d) = diff_rows(&got, &snap.expected_rows()) {
+        panic!("db.v3_dv_large@{id} through expiring credentials: {d}");
+    }
+    // The data came from S3, signed with more than one vended key: the first expired mid-scan.
+    let log = std::fs::read_to_string(proxy.log_file()).unwrap();
+    let keys: std::collections::BTreeSet<&str> = log
+        .lines()
+        .filter(|l| l.starts_with("ok GET "))
+        .filter_map(|l| l.split(' ').nth(3))
+        .collect();
+    assert!(
+        keys.len() >= 2 && keys.iter().all(|k| k.starts_with("expiring-")),
+        "reads signed with {keys:?}:\n{log}"
+    );
+}

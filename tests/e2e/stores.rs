@@ -6,43 +6,15 @@
 //! The servers come from `scripts/servers install`; without them these tests fail, never pass
 //! silently.
 
-use std::process::Command;
-
 use icefloe_testkit::servers::{self, upload_warehouse, Server};
 use icefloe_testkit::{all_snapshots, diff_rows, fixtures_dir, FixtureSnapshot};
 use serde_json::Value;
 
 const ICEFLOE: &str = env!("CARGO_BIN_EXE_icefloe");
 
-/// `--storage-option k=v` arguments.
-fn option_args(opts: &[(String, String)]) -> Vec<String> {
-    opts.iter()
-        .flat_map(|(k, v)| ["--storage-option".to_string(), format!("{k}={v}")])
-        .collect()
-}
-
 /// Reads one snapshot from `<base>/<table dir relative to tests/fixtures>` with `icefloe cat`.
 fn cat(base: &str, s: &FixtureSnapshot, opts: &[(String, String)]) -> Result<Vec<Value>, String> {
-    let rel = s
-        .table_dir
-        .strip_prefix(fixtures_dir())
-        .expect("fixture dir");
-    let location = format!("{base}/{}", rel.to_str().expect("UTF-8"));
-    let out = Command::new(ICEFLOE)
-        .args(["cat", &location, "--format", "jsonl", "--lineage"])
-        .args(["--snapshot", &s.snapshot_id.to_string()])
-        .args(option_args(opts))
-        .env_remove("AWS_ENDPOINT")
-        .output()
-        .expect("run icefloe");
-    if !out.status.success() {
-        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
-    }
-    Ok(String::from_utf8(out.stdout)
-        .expect("UTF-8")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("JSON line"))
-        .collect())
+    icefloe_testkit::cat::cat_at(ICEFLOE, base, s, opts)
 }
 
 /// Reads every fixture snapshot from `base` (four `icefloe` processes at a time) and asserts

@@ -3,6 +3,7 @@
 //! that follows `fixtures/README.md`'s value encoding.
 
 pub mod alloc;
+pub mod cat;
 pub mod servers;
 
 use std::collections::HashMap;

@@ -309,3 +309,42 @@ pub fn upload_dir(local: &Path, url: &str, prefix: &str, opts: &[(String, String
         futures::future::join_all(puts).await;
     });
 }
+
+/// The fault-injecting proxy `tests/fault_proxy.py` in front of `upstream` (see the script for
+/// `args`: `--faults`, `--fail`, `--latency-ms`, ...), logging one line per request to the file
+/// [`Server::log_file`] returns.
+pub fn fault_proxy(upstream: &Server, args: &[&str]) -> Server {
+    let port = free_port();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut cmd = Command::new("python3");
+    cmd.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("fault_proxy.py"))
+        .args(["--port", &port.to_string()])
+        .args(["--upstream", &format!("127.0.0.1:{}", upstream.port)])
+        .arg("--log")
+        .arg(dir.path().join("requests.log"))
+        .args(args);
+    start(cmd, port, dir, "fault_proxy.py")
+}
+
+impl Server {
+    /// The request log of a [`fault_proxy`]: one `<fault> <method> <path>` line per request.
+    pub fn log_file(&self) -> PathBuf {
+        self._dir.path().join("requests.log")
+    }
+}
+
+/// The test REST catalog (`tests/rest-catalog`, Iceberg Java's handlers) on a free port, with
+/// the compiled classes and jars `classpath` (`ICEFLOE_REST_JAVA_CP` of the file
+/// `scripts/rest-catalog start` writes) and `args` (see the server's source).
+pub fn rest_catalog(classpath: &str, args: &[&str]) -> Server {
+    let port = free_port();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut cmd = Command::new("java");
+    cmd.args(["-Xmx256m", "-cp", classpath])
+        .arg("org.apache.iceberg.rest.IcefloeTestCatalogServer")
+        .args(["--port", &port.to_string()])
+        .arg("--port-file")
+        .arg(dir.path().join("port"))
+        .args(args);
+    start(cmd, port, dir, "the test REST catalog")
+}

@@ -223,11 +223,12 @@ async fn has_metadata(io: &TableIo, dir: &str) -> crate::Result<bool> {
 /// `dir`; `None` when nothing is there.
 async fn list(io: &TableIo, dir: &str) -> crate::Result<Option<(Vec<String>, Vec<String>)>> {
     let prefix = Path::from(dir.trim_matches('/'));
-    let listing = match io.store().list_with_delimiter(Some(&prefix)).await {
-        Ok(l) => l,
-        Err(object_store::Error::NotFound { .. }) => return Ok(None),
-        Err(e) => return Err(crate::Error::from_store(io.display(&prefix), e)),
-    };
+    let listing =
+        match crate::io::relist::list_with_delimiter(io.store().as_ref(), Some(&prefix)).await {
+            Ok(l) => l,
+            Err(object_store::Error::NotFound { .. }) => return Ok(None),
+            Err(e) => return Err(crate::Error::from_store(io.display(&prefix), e)),
+        };
     if listing.common_prefixes.is_empty() && listing.objects.is_empty() {
         return Ok(None);
     }

@@ -92,6 +92,7 @@ fn is_known_key(key: &str) -> bool {
             || object_store::gcp::GoogleConfigKey::from_str(key).is_ok()
             || object_store::azure::AzureConfigKey::from_str(key).is_ok()
             || object_store::ClientConfigKey::from_str(key).is_ok()
+            || super::remote::RETRY_KEYS.contains(&key)
     }
     #[cfg(not(feature = "cloud"))]
     {
@@ -142,6 +143,9 @@ mod tests {
             "allow_http=true",
             "azure_storage_account_name=a",
             "google_base_url=u",
+            "max_retries=3",
+            "backoff_config.init_backoff=10ms",
+            "timeout=2s",
         ] {
             assert!(StorageConfig::parse_option(ok).is_ok(), "{ok}");
         }

@@ -5,6 +5,8 @@ pub mod locate;
 pub mod location;
 pub mod parquet;
 pub mod regular;
+pub mod relist;
+pub mod remote;
 pub mod store;
 
 pub use config::StorageConfig;

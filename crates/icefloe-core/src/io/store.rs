@@ -33,8 +33,9 @@ impl TableIo {
 
     /// Like [`TableIo::open`], with explicit storage settings: `object_store` configuration
     /// keys such as `aws_access_key_id`, `aws_region`, `aws_endpoint`,
-    /// `google_service_account_key` or `azure_storage_account_key`. They override the
-    /// environment variables of the same name (upper case). Ignored for local files.
+    /// `google_service_account_key` or `azure_storage_account_key`, and the retry keys of
+    /// [`super::remote::RETRY_KEYS`]. They override the environment variables of the same
+    /// name (upper case). Ignored for local files.
     pub fn open_with_options(
         location: &str,
         options: &[(String, String)],
@@ -71,36 +72,10 @@ impl TableIo {
                     u = Url::parse(&url.as_str().replacen("s3a://", "s3://", 1))
                         .map_err(|e| err(e.to_string()))?;
                 }
-                let env: Vec<(String, String)> = match ambient {
-                    Ambient::Use => std::env::vars()
-                        .filter(|(k, _)| {
-                            k.starts_with("AWS_")
-                                || k.starts_with("GOOGLE_")
-                                || k.starts_with("AZURE_")
-                        })
-                        .map(|(k, v)| (k.to_ascii_lowercase(), v))
-                        .collect(),
-                    Ambient::Refuse => Vec::new(),
-                };
-                let mut opts: Vec<(String, String)> = env
-                    .into_iter()
-                    .filter(|(k, _)| !options.iter().any(|(o, _)| o.eq_ignore_ascii_case(k)))
-                    .chain(
-                        options
-                            .iter()
-                            .map(|(k, v)| (k.to_ascii_lowercase(), v.clone())),
-                    )
-                    .collect();
-                if ambient == Ambient::Refuse {
-                    if let Some(skip) = unsigned_without_credentials(u.scheme(), &opts) {
-                        opts.push((skip.to_string(), "true".to_string()));
-                    }
-                }
-                let (store, _) =
-                    object_store::parse_url_opts(&u, opts).map_err(|e| err(e.to_string()))?;
+                let store = super::remote::open_remote(&u, options, ambient).map_err(err)?;
                 let mut base = u.clone();
                 base.set_path("/");
-                (Arc::from(store), base)
+                (store, base)
             }
             s => return Err(err(format!("unsupported storage scheme {s}://"))),
         };
@@ -122,6 +97,13 @@ impl TableIo {
     pub fn with_roots(mut self, root: &str, recorded: &str) -> TableIo {
         self.root = root.trim_end_matches('/').to_string();
         self.recorded = Some(recorded.trim_end_matches('/').to_string());
+        self
+    }
+
+    /// The same table root in `store` (the same bucket reached differently: with credentials
+    /// that are fetched again when they expire).
+    pub fn with_store(mut self, store: Arc<dyn ObjectStore>) -> TableIo {
+        self.store = store;
         self
     }
 
@@ -197,9 +179,7 @@ impl TableIo {
     /// Lists file names directly under a directory of the store (for metadata resolution).
     pub async fn list_dir(&self, dir: &str) -> crate::Result<Vec<String>> {
         let prefix = store_path(dir);
-        let listing = self
-            .store
-            .list_with_delimiter(Some(&prefix))
+        let listing = super::relist::list_with_delimiter(self.store.as_ref(), Some(&prefix))
             .await
             .map_err(|e| crate::Error::from_store(self.display(&prefix), e))?;
         Ok(listing
@@ -229,44 +209,6 @@ pub enum Ambient {
     Use,
     /// Never (a server process acting for other people).
     Refuse,
-}
-
-/// The option that makes a store of `scheme` send unsigned requests, when `opts` hold no
-/// credential for it.
-#[cfg(feature = "cloud")]
-fn unsigned_without_credentials(scheme: &str, opts: &[(String, String)]) -> Option<&'static str> {
-    let has = |keys: &[&str]| opts.iter().any(|(k, _)| keys.contains(&k.as_str()));
-    let (creds, skip): (&[&str], &str) = match scheme {
-        "s3" => (
-            &["aws_access_key_id", "access_key_id"],
-            "aws_skip_signature",
-        ),
-        "gs" => (
-            &[
-                "google_service_account",
-                "google_service_account_path",
-                "google_service_account_key",
-                "google_application_credentials",
-                "service_account",
-                "service_account_key",
-            ],
-            "google_skip_signature",
-        ),
-        _ => (
-            &[
-                "azure_storage_account_key",
-                "azure_storage_access_key",
-                "azure_storage_sas_key",
-                "azure_storage_sas_token",
-                "azure_client_secret",
-                "azure_storage_token",
-                "access_key",
-                "sas_key",
-            ],
-            "azure_skip_signature",
-        ),
-    };
-    (!has(creds)).then_some(skip)
 }
 
 /// A path as written (a file name or object key, taken literally: Iceberg writes partition

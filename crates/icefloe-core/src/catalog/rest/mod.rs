@@ -10,6 +10,8 @@ pub mod config;
 
 mod auth;
 mod client;
+#[cfg(feature = "cloud")]
+mod refresh;
 mod storage;
 mod wire;
 
@@ -33,7 +35,7 @@ const MAX_PAGES: usize = 100_000;
 /// A connected REST catalog.
 pub struct RestCatalog {
     config: RestConfig,
-    client: RestClient,
+    client: Arc<RestClient>,
     storage: StorageConfig,
     caches: Arc<Caches>,
     page_size: Option<u32>,
@@ -67,7 +69,7 @@ impl RestCatalog {
         Ok(RestCatalog {
             page_size: config.page_size()?,
             config,
-            client,
+            client: Arc::new(client),
             storage,
             caches,
         })
@@ -189,7 +191,10 @@ impl Catalog for RestCatalog {
             "tables",
             &table.name,
         ]);
-        let load: LoadTable = self.client.get(url, &self.delegation(), subject).await?;
+        let load: LoadTable = self
+            .client
+            .get(url.clone(), &self.delegation(), subject)
+            .await?;
         let recorded = load.metadata.get("location").and_then(|l| l.as_str());
         let Some(location) = load.metadata_location.as_deref().or(recorded) else {
             return Err(self.error(
@@ -208,7 +213,30 @@ impl Catalog for RestCatalog {
         let mut options = self.storage.options.clone();
         options.extend(storage::object_store_options(&props, location));
         let storage = StorageConfig::new(options, self.storage.ambient);
-        let (io, path) = storage.open(location)?;
+        #[allow(unused_mut)]
+        let (mut io, path) = storage.open(location)?;
+        // Vended S3 credentials that expire are fetched again before they do.
+        #[cfg(feature = "cloud")]
+        if let Some(vended) = refresh::VendedS3::new(
+            self.client.clone(),
+            url,
+            self.delegation(),
+            table.clone(),
+            location,
+            &props,
+        ) {
+            let bucket = url::Url::parse(&location.replacen("s3a://", "s3://", 1)).ok();
+            if let Some(bucket) = bucket.filter(|u| u.scheme() == "s3") {
+                let store = crate::io::remote::open_remote_with(
+                    &bucket,
+                    &storage.options,
+                    storage.ambient,
+                    Some(Arc::new(vended)),
+                )
+                .map_err(|r| self.error(subject, r))?;
+                io = io.with_store(store);
+            }
+        }
         let root = match load.metadata_location {
             Some(_) => locate(&io, &path).await?.root,
             None => path.clone(),

@@ -23,6 +23,12 @@
 //                          X-Iceberg-Access-Delegation: vended-credentials (repeatable)
 //   --vend-prefix P        also return the vended config as a storage-credentials entry for P
 //   --fail T=STATUS        loadTable of table T (ns.table) answers STATUS (403, 503, ...)
+//   --vend-ttl-ms N        vended credentials expire N ms after each loadTable: the access key
+//                          is "expiring-<epoch ms of expiry>" (tests/fault_proxy.py's
+//                          --expiring-keys refuses it after that), and
+//                          s3.session-token-expires-at-ms says when
+//   --metadata-base A=B    loadTable answers metadata-location with prefix A replaced by B
+//                          (the warehouse's copy in an object store)
 package org.apache.iceberg.rest;
 
 import com.sun.net.httpserver.HttpExchange;
@@ -327,7 +333,7 @@ public final class IcefloeTestCatalogServer {
     return node;
   }
 
-  private LoadTableResponse loadTable(TableIdentifier id, HttpExchange ex) {
+  private Object loadTable(TableIdentifier id, HttpExchange ex) {
     String fail = pairs("fail").get(id.toString());
     if (fail != null) {
       int status = Integer.parseInt(fail);
@@ -336,18 +342,35 @@ public final class IcefloeTestCatalogServer {
     }
     LoadTableResponse plain = CatalogHandlers.loadTable(catalog, id);
     String delegation = ex.getRequestHeaders().getFirst("X-Iceberg-Access-Delegation");
-    if (delegation == null || !delegation.contains("vended-credentials")) {
-      return plain;
+    LoadTableResponse answer = plain;
+    if (delegation != null && delegation.contains("vended-credentials")) {
+      Map<String, String> vend = pairs("vend");
+      String ttl = one("vend-ttl-ms", "");
+      if (!ttl.isEmpty()) {
+        long expires = System.currentTimeMillis() + Long.parseLong(ttl);
+        vend.put("s3.access-key-id", "expiring-" + expires);
+        vend.put("s3.session-token-expires-at-ms", Long.toString(expires));
+      }
+      LoadTableResponse.Builder b = LoadTableResponse.builder()
+          .withTableMetadata(plain.tableMetadata())
+          .addAllConfig(plain.config())
+          .addAllConfig(vend);
+      for (String p : opts.getOrDefault("vend-prefix", List.of())) {
+        b.addCredential(ImmutableCredential.builder().prefix(p).config(vend).build());
+      }
+      answer = b.build();
     }
-    Map<String, String> vend = pairs("vend");
-    LoadTableResponse.Builder b = LoadTableResponse.builder()
-        .withTableMetadata(plain.tableMetadata())
-        .addAllConfig(plain.config())
-        .addAllConfig(vend);
-    for (String p : opts.getOrDefault("vend-prefix", List.of())) {
-      b.addCredential(ImmutableCredential.builder().prefix(p).config(vend).build());
+    ObjectNode node = mapper.valueToTree(answer);
+    for (Map.Entry<String, String> base : pairs("metadata-base").entrySet()) {
+      String loc = node.path("metadata-location").asText("");
+      for (String from : List.of("file:" + base.getKey(), base.getKey())) {
+        if (loc.startsWith(from)) {
+          node.put("metadata-location", base.getValue() + loc.substring(from.length()));
+          break;
+        }
+      }
     }
-    return b.build();
+    return node;
   }
 
   /** A namespace as the spec writes it in paths and `parent`: levels joined by 0x1F. */

@@ -1,0 +1,242 @@
+//! Remote object stores (S3, GCS, Azure Blob) built from the caller's options (over the
+//! `AWS_*`, `AZURE_*`, `GOOGLE_*` environment when ambient credentials may be used).
+//!
+//! Every store retries with exponential backoff: requests that time out, lose their connection
+//! or are answered 5xx, 408 or 429, and response bodies cut short (resumed by range while the
+//! object's ETag is unchanged). The policy is `object_store`'s [`RetryConfig`], set with
+//! [`RETRY_KEYS`] (the names delta-rs uses); a request that still fails is an error naming the
+//! object, which every reader turns into a failed scan (a delete file that cannot be fetched is
+//! never read as "no deletes").
+
+#![cfg(feature = "cloud")]
+
+use std::sync::Arc;
+
+use object_store::{BackoffConfig, ObjectStore, ObjectStoreScheme, RetryConfig};
+use url::Url;
+
+use super::store::Ambient;
+
+/// Storage options that set the retry policy, with what they take:
+/// - `max_retries`: retries per request after the first attempt (0 disables them; default 10);
+/// - `retry_timeout`: no retry is started this long after the first attempt (default `3m`);
+/// - `backoff_config.init_backoff`: the first wait (default `100ms`);
+/// - `backoff_config.max_backoff`: the longest wait (default `15s`);
+/// - `backoff_config.base`: the factor each wait grows by (default 2; waits are jittered).
+///
+/// Durations are written as `250ms`, `30s`, `2m` (`timeout` and `connect_timeout`, the limits of
+/// one request and of connecting, are `object_store`'s own keys and take the same form).
+pub const RETRY_KEYS: &[&str] = &[
+    "max_retries",
+    "retry_timeout",
+    "backoff_config.init_backoff",
+    "backoff_config.max_backoff",
+    "backoff_config.base",
+];
+
+/// The retry policy `options` set ([`RETRY_KEYS`]), over `object_store`'s defaults.
+pub fn retry_config(options: &[(String, String)]) -> Result<RetryConfig, String> {
+    let mut retry = RetryConfig {
+        backoff: BackoffConfig::default(),
+        ..RetryConfig::default()
+    };
+    let duration = |k: &str, v: &str| {
+        humantime::parse_duration(v.trim()).map_err(|e| {
+            format!("storage option {k}={v:?}: not a duration such as 250ms or 30s ({e})")
+        })
+    };
+    for (k, v) in options {
+        match k.as_str() {
+            "max_retries" => {
+                retry.max_retries = v.trim().parse().map_err(|_| {
+                    format!("storage option max_retries={v:?}: not a whole number of retries")
+                })?
+            }
+            "retry_timeout" => retry.retry_timeout = duration(k, v)?,
+            "backoff_config.init_backoff" => retry.backoff.init_backoff = duration(k, v)?,
+            "backoff_config.max_backoff" => retry.backoff.max_backoff = duration(k, v)?,
+            "backoff_config.base" => {
+                retry.backoff.base = v
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|b| b.is_finite() && *b >= 1.0)
+                    .ok_or_else(|| {
+                        format!(
+                            "storage option backoff_config.base={v:?}: not a number of at least 1"
+                        )
+                    })?
+            }
+            _ => {}
+        }
+    }
+    Ok(retry)
+}
+
+/// Opens the remote store at `url` (scheme and bucket or container) with `options`
+/// (`object_store` configuration keys, any case, a later key overriding an earlier one, plus
+/// [`RETRY_KEYS`]), over the environment's with [`Ambient::Use`]. With [`Ambient::Refuse`] and no credential among the options, requests are
+/// sent unsigned rather than with credentials found on the machine.
+pub fn open_remote(
+    url: &Url,
+    options: &[(String, String)],
+    ambient: Ambient,
+) -> Result<Arc<dyn ObjectStore>, String> {
+    open_remote_with(url, options, ambient, None)
+}
+
+/// S3 credentials asked for before each request (cached by the provider): vended credentials
+/// that expire and are fetched again.
+pub type S3Credentials = object_store::aws::AwsCredentialProvider;
+
+/// Like [`open_remote`]; an S3 store signs with `s3_credentials` when given, instead of the
+/// credentials among the options.
+pub fn open_remote_with(
+    url: &Url,
+    options: &[(String, String)],
+    ambient: Ambient,
+    s3_credentials: Option<S3Credentials>,
+) -> Result<Arc<dyn ObjectStore>, String> {
+    let env: Vec<(String, String)> = match ambient {
+        Ambient::Use => std::env::vars()
+            .filter(|(k, _)| {
+                k.starts_with("AWS_") || k.starts_with("GOOGLE_") || k.starts_with("AZURE_")
+            })
+            .collect(),
+        Ambient::Refuse => Vec::new(),
+    };
+    let mut opts: Vec<(String, String)> = Vec::new();
+    for (k, v) in env.iter().chain(options) {
+        let k = k.to_ascii_lowercase();
+        opts.retain(|(o, _)| *o != k);
+        opts.push((k, v.clone()));
+    }
+    let (scheme, _) = ObjectStoreScheme::parse(url).map_err(|e| e.to_string())?;
+    if ambient == Ambient::Refuse {
+        if let Some(skip) = unsigned_without_credentials(&scheme, &opts) {
+            opts.push((skip.to_string(), "true".to_string()));
+        }
+    }
+    let retry = retry_config(&opts)?;
+    /// Applies the options a builder knows (the others belong to other stores or are retry
+    /// keys), then the retry policy.
+    macro_rules! build {
+        ($builder:ty) => {
+            build!($builder, |b| b)
+        };
+        ($builder:ty, $more:expr) => {{
+            let b = opts.iter().fold(
+                <$builder>::new().with_url(url.as_str()),
+                |b, (k, v)| match k.parse() {
+                    Ok(key) => b.with_config(key, v.clone()),
+                    Err(_) => b,
+                },
+            );
+            let b = $more(b.with_retry(retry));
+            Arc::new(b.build().map_err(|e| e.to_string())?) as Arc<dyn ObjectStore>
+        }};
+    }
+    Ok(match scheme {
+        ObjectStoreScheme::AmazonS3 => build!(
+            object_store::aws::AmazonS3Builder,
+            |b: object_store::aws::AmazonS3Builder| match s3_credentials {
+                Some(c) => b.with_credentials(c),
+                None => b,
+            }
+        ),
+        ObjectStoreScheme::GoogleCloudStorage => {
+            build!(object_store::gcp::GoogleCloudStorageBuilder)
+        }
+        ObjectStoreScheme::MicrosoftAzure => build!(object_store::azure::MicrosoftAzureBuilder),
+        other => return Err(format!("{other:?} is not a remote object store")),
+    })
+}
+
+/// The option that makes a store send unsigned requests, when `opts` hold no credential for it.
+fn unsigned_without_credentials(
+    scheme: &ObjectStoreScheme,
+    opts: &[(String, String)],
+) -> Option<&'static str> {
+    let has = |keys: &[&str]| opts.iter().any(|(k, _)| keys.contains(&k.as_str()));
+    let (creds, skip): (&[&str], &str) = match scheme {
+        ObjectStoreScheme::AmazonS3 => (
+            &["aws_access_key_id", "access_key_id"],
+            "aws_skip_signature",
+        ),
+        ObjectStoreScheme::GoogleCloudStorage => (
+            &[
+                "google_service_account",
+                "google_service_account_path",
+                "google_service_account_key",
+                "google_application_credentials",
+                "service_account",
+                "service_account_key",
+            ],
+            "google_skip_signature",
+        ),
+        _ => (
+            &[
+                "azure_storage_account_key",
+                "azure_storage_access_key",
+                "azure_storage_sas_key",
+                "azure_storage_sas_token",
+                "azure_client_secret",
+                "azure_storage_token",
+                "access_key",
+                "sas_key",
+            ],
+            "azure_skip_signature",
+        ),
+    };
+    (!has(creds)).then_some(skip)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn opts(kv: &[(&str, &str)]) -> Vec<(String, String)> {
+        kv.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn retry_keys_set_the_policy_and_bad_values_are_errors() {
+        let r = retry_config(&opts(&[
+            ("max_retries", "3"),
+            ("retry_timeout", "20s"),
+            ("backoff_config.init_backoff", "10ms"),
+            ("backoff_config.max_backoff", "1s"),
+            ("backoff_config.base", "3"),
+        ]))
+        .unwrap();
+        assert_eq!(r.max_retries, 3);
+        assert_eq!(r.retry_timeout, Duration::from_secs(20));
+        assert_eq!(r.backoff.init_backoff, Duration::from_millis(10));
+        assert_eq!(r.backoff.max_backoff, Duration::from_secs(1));
+        assert_eq!(r.backoff.base, 3.0);
+        let d = retry_config(&[]).unwrap();
+        assert_eq!(d.max_retries, 10);
+        for bad in [
+            ("max_retries", "-1"),
+            ("retry_timeout", "soon"),
+            ("backoff_config.base", "0.5"),
+            ("backoff_config.base", "NaN"),
+        ] {
+            let e = retry_config(&opts(&[bad])).unwrap_err();
+            assert!(e.contains(bad.0), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_bad_retry_option_fails_opening_the_store() {
+        let url = Url::parse("s3://bucket/").unwrap();
+        let e = open_remote(&url, &opts(&[("MAX_RETRIES", "many")]), Ambient::Refuse)
+            .map(|_| ())
+            .unwrap_err();
+        assert!(e.contains("max_retries"), "{e}");
+        assert!(open_remote(&url, &opts(&[("aws_region", "eu-west-1")]), Ambient::Refuse).is_ok());
+    }
+}

@@ -518,8 +518,8 @@ fn vended_credentials_and_tokens_that_expire_mid_scan_are_fetched_again() {
     ));
     let snap = all_snapshots()
         .into_iter()
-        .filter(|x| x.table == "v3_dv_large")
-        .last()
+        .rev()
+        .find(|x| x.table == "v3_dv_large")
         .expect("v3_dv_large");
     let id = snap.snapshot_id.to_string();
     let args = [

@@ -89,6 +89,34 @@ impl MountOptions {
 /// Errors: the source is not a table or warehouse, a table's metadata is unreadable, the
 /// mount point is missing or `/dev/fuse` cannot be used.
 pub fn mount(opts: &MountOptions, on_mounted: impl FnOnce()) -> Result<()> {
+    mount_from(opts, None, on_mounted)
+}
+
+/// Opens the catalog a mount serves, on the mount's runtime (a REST catalog's HTTP client
+/// belongs to the runtime it is made on).
+pub type Connect = std::pin::Pin<
+    Box<
+        dyn std::future::Future<
+                Output = icefloe_core::Result<Arc<dyn icefloe_core::catalog::Catalog>>,
+            > + Send,
+    >,
+>;
+
+/// Like [`mount`], serving every table of the catalog `connect` opens (a REST catalog) as
+/// `<namespace>/<table>/`; `opts.source` only names the mount.
+pub fn mount_catalog(
+    opts: &MountOptions,
+    connect: Connect,
+    on_mounted: impl FnOnce(),
+) -> Result<()> {
+    mount_from(opts, Some(connect), on_mounted)
+}
+
+fn mount_from(
+    opts: &MountOptions,
+    connect: Option<Connect>,
+    on_mounted: impl FnOnce(),
+) -> Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(4)
         .thread_name("icefloe-fuse")
@@ -96,8 +124,12 @@ pub fn mount(opts: &MountOptions, on_mounted: impl FnOnce()) -> Result<()> {
         .build()
         .map_err(|e| FuseError::io("cannot start the tokio runtime", e))?;
     icefloe_core::cache::Caches::init_global((opts.cache_bytes / 4).max(16 << 20));
-    let catalog =
-        Arc::new(rt.block_on(catalog::Catalog::open(&opts.source, opts.storage.clone()))?);
+    let catalog = Arc::new(rt.block_on(async {
+        match connect {
+            Some(c) => catalog::Catalog::from_catalog(c.await?).await,
+            None => catalog::Catalog::open(&opts.source, opts.storage.clone()).await,
+        }
+    })?);
     let fs = IcefloeFs::new(
         catalog.clone(),
         rt.handle().clone(),

@@ -42,16 +42,23 @@ struct Mount {
 impl Mount {
     /// Mounts `source` on a fresh directory and waits until the mount is there.
     fn new(source: &Path, extra: &[&str]) -> Mount {
+        Mount::spawn(Some(source), extra, &[])
+    }
+
+    /// Mounts `source` (none: `extra` names a catalog) with the environment variables `env`
+    /// added.
+    fn spawn(source: Option<&Path>, extra: &[&str], env: &[(&str, &str)]) -> Mount {
         check_fuse_available();
         let dir = tempfile::tempdir().expect("mount point");
         let log_dir = tempfile::tempdir().expect("log dir");
         let log = log_dir.path().join("mount.log");
         let child = Command::new(ICEFLOE)
             .arg("mount")
-            .arg(source)
+            .args(source)
             .arg(dir.path())
             .args(["--refresh", "1"])
             .args(extra)
+            .envs(env.iter().copied())
             .env("ICEFLOE_LOG", "icefloe_fuse=info")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -786,6 +793,18 @@ fn a_warehouse_on_s3_mounts_as_namespace_and_table_directories() {
         .collect();
     top.sort();
     assert_eq!(top, ["db", "deep"]);
+    every_fixture_snapshot_under_db(&m);
+    // The nested copy reads the same rows as the original's current snapshot.
+    let nested = std::fs::read_to_string(m.path().join("deep/er/v3_basic/current/data.csv"))
+        .expect("nested table");
+    let original = std::fs::read_to_string(m.path().join("db/v3_basic/current/data.csv"))
+        .expect("original table");
+    assert_eq!(nested, original);
+}
+
+/// `<mount>/db/` lists every fixture table, and every snapshot's `data.csv` holds its expected
+/// rows.
+fn every_fixture_snapshot_under_db(m: &Mount) {
     let mut failures = Vec::new();
     let snaps = all_snapshots();
     let mut tables: Vec<String> = snaps.iter().map(|s| s.table.clone()).collect();
@@ -813,8 +832,39 @@ fn a_warehouse_on_s3_mounts_as_namespace_and_table_directories() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    // The nested copy reads the same rows as the original's current snapshot.
-    let nested = std::fs::read_to_string(m.path().join("deep/er/v3_basic/current/data.csv"))
+}
+
+/// `icefloe mount --catalog NAME MNT` over the test REST catalog (Iceberg Java's handlers,
+/// `scripts/rest-catalog start`), configured by PyIceberg environment variables: its namespaces
+/// and tables as `<namespace>/<table>/`, nested namespaces as nested directories, every
+/// snapshot's rows as expected.
+#[test]
+fn a_rest_catalog_mounts_as_namespace_and_table_directories() {
+    let Some(s) = icefloe_testkit::servers::rest_catalog_env() else {
+        return;
+    };
+    let home = tempfile::tempdir().expect("home");
+    let env = [
+        ("HOME", home.path().to_str().expect("UTF-8")),
+        ("PYICEBERG_CATALOG__FIXTURES__URI", &s["ICEFLOE_REST_URI"]),
+        (
+            "PYICEBERG_CATALOG__FIXTURES__WAREHOUSE",
+            &s["ICEFLOE_REST_WAREHOUSE"],
+        ),
+        (
+            "PYICEBERG_CATALOG__FIXTURES__TOKEN",
+            &s["ICEFLOE_REST_TOKEN"],
+        ),
+    ];
+    let m = Mount::spawn(None, &["--catalog", "fixtures"], &env);
+    let mut top: Vec<String> = std::fs::read_dir(m.path())
+        .expect("ls root")
+        .map(|e| e.expect("entry").file_name().into_string().expect("utf-8"))
+        .collect();
+    top.sort();
+    assert_eq!(top, ["db", "nested"]);
+    every_fixture_snapshot_under_db(&m);
+    let nested = std::fs::read_to_string(m.path().join("nested/deep/v3_basic/current/data.csv"))
         .expect("nested table");
     let original = std::fs::read_to_string(m.path().join("db/v3_basic/current/data.csv"))
         .expect("original table");

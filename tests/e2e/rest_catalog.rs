@@ -5,7 +5,7 @@
 //! `.pyiceberg.yaml` or `PYICEBERG_CATALOG__<NAME>__<KEY>` variables.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use icefloe_testkit::{all_snapshots, diff_rows, fixtures_dir};
@@ -13,33 +13,7 @@ use serde_json::Value;
 
 /// The servers' settings, or `None` (with the reason printed) when no server was started.
 fn servers() -> Option<HashMap<String, String>> {
-    let path = match std::env::var_os("ICEFLOE_REST_ENV") {
-        Some(p) => PathBuf::from(p),
-        None => {
-            let p =
-                PathBuf::from(std::env::var_os("HOME")?).join(".cache/icefloe/rest-catalog/env");
-            if !p.is_file() {
-                eprintln!(
-                    "skipped: no REST catalog running (scripts/rest-catalog start, then ICEFLOE_REST_ENV={})",
-                    p.display()
-                );
-                return None;
-            }
-            p
-        }
-    };
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "ICEFLOE_REST_ENV={}: {e} (did scripts/rest-catalog start fail?)",
-            path.display()
-        )
-    });
-    Some(
-        text.lines()
-            .filter_map(|l| l.strip_prefix("export ")?.split_once('='))
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-    )
+    icefloe_testkit::servers::rest_catalog_env()
 }
 
 /// A user: a home directory holding `.pyiceberg.yaml` (when given), and environment variables.

@@ -348,3 +348,36 @@ pub fn rest_catalog(classpath: &str, args: &[&str]) -> Server {
         .args(args);
     start(cmd, port, dir, "the test REST catalog")
 }
+
+/// The settings `scripts/rest-catalog start` wrote for the test REST catalogs (the file named by
+/// `ICEFLOE_REST_ENV`, else `~/.cache/icefloe/rest-catalog/env`), or `None` (with the reason
+/// printed) when no catalog was started and `ICEFLOE_REST_ENV` is unset.
+pub fn rest_catalog_env() -> Option<std::collections::HashMap<String, String>> {
+    let path = match std::env::var_os("ICEFLOE_REST_ENV") {
+        Some(p) => PathBuf::from(p),
+        None => {
+            let p =
+                PathBuf::from(std::env::var_os("HOME")?).join(".cache/icefloe/rest-catalog/env");
+            if !p.is_file() {
+                eprintln!(
+                    "skipped: no REST catalog running (scripts/rest-catalog start, then ICEFLOE_REST_ENV={})",
+                    p.display()
+                );
+                return None;
+            }
+            p
+        }
+    };
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "ICEFLOE_REST_ENV={}: {e} (did scripts/rest-catalog start fail?)",
+            path.display()
+        )
+    });
+    Some(
+        text.lines()
+            .filter_map(|l| l.strip_prefix("export ")?.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+    )
+}

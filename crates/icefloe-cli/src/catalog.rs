@@ -21,6 +21,13 @@ const AWS_ENV: &[(&str, &str)] = &[
 
 /// Connects to catalog `name`; `storage` is the user's storage configuration.
 pub async fn connect(name: &str, storage: StorageConfig) -> anyhow::Result<RestCatalog> {
+    let config = config(name)?;
+    Ok(RestCatalog::connect(config, storage, Caches::global()).await?)
+}
+
+/// The configuration of catalog `name`: `.pyiceberg.yaml`, `PYICEBERG_CATALOG__*` variables,
+/// and the AWS variables SigV4 signing falls back on.
+pub fn config(name: &str) -> anyhow::Result<RestConfig> {
     let env: Vec<(String, String)> = std::env::vars().collect();
     let mut props = catalog_config::load(name, &env, &catalog_config::search_dirs(&env))?;
     for (key, var) in AWS_ENV {
@@ -30,8 +37,7 @@ pub async fn connect(name: &str, storage: StorageConfig) -> anyhow::Result<RestC
             }
         }
     }
-    let config = RestConfig::new(name, props)?;
-    Ok(RestCatalog::connect(config, storage, Caches::global()).await?)
+    Ok(RestConfig::new(name, props)?)
 }
 
 /// Loads `namespace.table` from catalog `name`.

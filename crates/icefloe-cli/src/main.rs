@@ -170,10 +170,7 @@ fn main() -> ExitCode {
     let catalog = cli.catalog.clone();
     let result = match cli.command {
         // The mount runs its own runtime, so it starts outside this one.
-        Command::Mount(_) if catalog.is_some() => Err(anyhow::anyhow!(
-            "icefloe mount --catalog is not supported yet: mount a table or warehouse path"
-        )),
-        Command::Mount(args) => mount::mount(args),
+        Command::Mount(args) => mount::mount(args, catalog.as_deref()),
         Command::Completions { shell } => generate::completions(shell),
         Command::Man { dir } => generate::man(dir.as_deref()),
         command => tokio::runtime::Builder::new_multi_thread()

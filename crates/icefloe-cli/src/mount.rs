@@ -14,10 +14,11 @@ use icefloe_fuse::MountOptions;
 pub struct MountArgs {
     /// A table (directory with metadata/, metadata file, or a URL of either), or a warehouse
     /// (a directory or s3://, az://, gs:// URL) whose <namespace>/<table>/ subdirectories are
-    /// tables.
+    /// tables. With --catalog NAME: the mount point (every table of the catalog is mounted as
+    /// <namespace>/<table>/).
     pub source: String,
     /// An existing directory to mount on.
-    pub mountpoint: PathBuf,
+    pub mountpoint: Option<PathBuf>,
     /// Memory for caching rendered views and metadata, e.g. 256MiB, 1G, 1048576.
     #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = parse_size)]
     pub cache_size: u64,
@@ -43,46 +44,72 @@ pub struct MountArgs {
 
 /// Runs `icefloe mount`: in the foreground until unmounted or interrupted (Ctrl-C or SIGTERM
 /// unmount cleanly), or with `--daemon` in a background process.
-pub fn mount(args: MountArgs) -> Result<()> {
-    if !args.mountpoint.is_dir() {
-        bail!(
-            "mount point {} is not a directory",
-            args.mountpoint.display()
-        );
+pub fn mount(args: MountArgs, catalog: Option<&str>) -> Result<()> {
+    let (source, mountpoint) = match (catalog, &args.mountpoint) {
+        (Some(name), None) => (format!("catalog:{name}"), PathBuf::from(&args.source)),
+        (Some(_), Some(_)) => {
+            bail!("with --catalog, give only the mount point: icefloe mount --catalog NAME MOUNTPOINT")
+        }
+        (None, Some(m)) => (args.source.clone(), m.clone()),
+        (None, None) => {
+            bail!("give what to mount and where: icefloe mount SOURCE MOUNTPOINT (or --catalog NAME MOUNTPOINT)")
+        }
+    };
+    if !mountpoint.is_dir() {
+        bail!("mount point {} is not a directory", mountpoint.display());
     }
-    if let Some(missing) = crate::open::missing(&args.source) {
-        return Err(missing.into());
+    if catalog.is_none() {
+        if let Some(missing) = crate::open::missing(&source) {
+            return Err(missing.into());
+        }
     }
     let storage = args.storage.config()?;
+    // Read now, so that a configuration error is this command's.
+    let config = catalog.map(crate::catalog::config).transpose()?;
     if args.daemon {
-        return daemonize(&args);
+        return daemonize(&args, &source, &mountpoint);
     }
     if !(args.refresh > 0.0 && args.refresh.is_finite()) {
         bail!("--refresh must be a positive number of seconds");
     }
     let opts = MountOptions {
-        source: args.source.clone(),
-        mountpoint: args.mountpoint.clone(),
+        source: source.clone(),
+        mountpoint: mountpoint.clone(),
         cache_bytes: args.cache_size,
         refresh: Duration::from_secs_f64(args.refresh),
         allow_other: args.allow_other,
         spill_dir: args.spill_dir.clone(),
         storage,
     };
-    icefloe_fuse::mount(&opts, || {
+    let on_mounted = || {
         eprintln!(
-            "icefloe: {} mounted on {} (Ctrl-C or fusermount3 -u to unmount)",
-            args.source,
-            args.mountpoint.display()
+            "icefloe: {source} mounted on {} (Ctrl-C or fusermount3 -u to unmount)",
+            mountpoint.display()
         )
-    })?;
+    };
+    match config {
+        Some(config) => {
+            let storage = opts.storage.clone();
+            let connect: icefloe_fuse::Connect = Box::pin(async move {
+                let c = icefloe_core::catalog::rest::RestCatalog::connect(
+                    config,
+                    storage,
+                    icefloe_core::cache::Caches::global(),
+                )
+                .await?;
+                Ok(std::sync::Arc::new(c) as std::sync::Arc<dyn icefloe_core::catalog::Catalog>)
+            });
+            icefloe_fuse::mount_catalog(&opts, connect, on_mounted)?
+        }
+        None => icefloe_fuse::mount(&opts, on_mounted)?,
+    }
     Ok(())
 }
 
 /// Starts this command again without `--daemon` in its own process group, detached from the
 /// terminal, and returns once the mount is there. If the background process exits first, its
 /// error is this command's error.
-fn daemonize(args: &MountArgs) -> Result<()> {
+fn daemonize(args: &MountArgs, source: &str, mountpoint: &std::path::Path) -> Result<()> {
     use std::io::{Read, Seek, SeekFrom};
     use std::os::unix::process::CommandExt;
     let exe = std::env::current_exe().context("cannot find the icefloe executable")?;
@@ -133,13 +160,12 @@ fn daemonize(args: &MountArgs) -> Result<()> {
         .context("cannot start the mount process")?;
     let start = Instant::now();
     while start.elapsed() < Duration::from_secs(60) {
-        if is_mounted(&args.mountpoint) {
+        if is_mounted(mountpoint) {
             eprintln!(
-                "icefloe: {} mounted on {} by process {} (fusermount3 -u {} to unmount)",
-                args.source,
-                args.mountpoint.display(),
+                "icefloe: {source} mounted on {} by process {} (fusermount3 -u {} to unmount)",
+                mountpoint.display(),
                 child.id(),
-                args.mountpoint.display()
+                mountpoint.display()
             );
             return Ok(());
         }
@@ -153,7 +179,7 @@ fn daemonize(args: &MountArgs) -> Result<()> {
         std::thread::sleep(Duration::from_millis(50));
     }
     let _ = child.kill();
-    bail!("{} was not mounted within 60 s", args.mountpoint.display())
+    bail!("{} was not mounted within 60 s", mountpoint.display())
 }
 
 /// The error the background mount process printed (its last `icefloe: ` line), or its exit

@@ -7,6 +7,7 @@ mod catalog_config;
 mod changes;
 mod describe;
 mod generate;
+mod history;
 mod mount;
 mod open;
 mod orphans;
@@ -79,6 +80,9 @@ enum Command {
     },
     /// Print the rows that changed between two snapshots (matched by _row_id, or by --key)
     Changes(changes::ChangesArgs),
+    /// Every readable version of rows (by --row-id or --where), oldest first, and when each
+    /// stops being readable under snapshot retention
+    History(history::HistoryArgs),
     /// Dry run of snapshot expiry: the snapshots, refs and files an expiry at --now removes
     Retention(retention::RetentionArgs),
     /// List files under the table location that no metadata references (nothing is deleted)
@@ -124,6 +128,7 @@ impl Command {
             | Command::Cat { table, .. } => table.catalog = Some(name.to_string()),
             Command::Changes(a) => a.table.catalog = Some(name.to_string()),
             Command::Retention(a) => a.table.catalog = Some(name.to_string()),
+            Command::History(a) => a.table.catalog = Some(name.to_string()),
             Command::Orphans(a) => a.table.catalog = Some(name.to_string()),
             Command::Tables { .. }
             | Command::Mount(_)
@@ -212,6 +217,7 @@ async fn run(command: Command, catalog: Option<&str>) -> anyhow::Result<()> {
         }
         Command::Changes(a) => changes::changes(a).await,
         Command::Retention(a) => retention::retention(a).await,
+        Command::History(a) => history::history(a).await,
         Command::Orphans(a) => orphans::orphans(a).await,
         Command::Mount(_) | Command::Completions { .. } | Command::Man { .. } => {
             unreachable!("run outside the runtime")

@@ -7,5 +7,6 @@ pub mod orphans;
 pub mod range;
 pub mod retention;
 pub mod retention_report;
+pub mod row_history;
 
 pub use changes::{ChangeFeed, ChangeFeedBuilder, ChangeType};

@@ -13,6 +13,7 @@ use icefloe_core::encode::parquet::ParquetWriter;
 use icefloe_core::Scan;
 
 use crate::args::{Format, SnapshotArgs, TableArgs};
+use crate::filter::FilterArgs;
 use crate::progress::{Counting, Progress};
 
 /// One of the core's encoders behind one face.
@@ -56,13 +57,15 @@ impl<W: Write + Send> Encoder<W> {
 pub async fn cat(
     t: &TableArgs,
     at: &SnapshotArgs,
+    filter: &FilterArgs,
     format: Format,
     lineage: bool,
     columns: Option<Vec<String>>,
     output: Option<&Path>,
 ) -> Result<()> {
+    let builder = filter.apply(Scan::builder())?;
     let table = t.open().await?;
-    let mut builder = Scan::builder().snapshot(at.selector()?).lineage(lineage);
+    let mut builder = builder.snapshot(at.selector()?).lineage(lineage);
     if let Some(c) = columns {
         builder = builder.columns(c);
     }

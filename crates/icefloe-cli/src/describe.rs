@@ -10,6 +10,7 @@ use icefloe_core::{Scan, Table};
 use serde_json::{json, Value};
 
 use crate::args::{ListFormat, SnapshotArgs, TableArgs};
+use crate::filter::FilterArgs;
 use crate::render::print;
 
 fn header(names: &[&str]) -> Vec<String> {
@@ -181,19 +182,33 @@ fn fields_json(fields: &[NestedField]) -> Vec<Value> {
         .collect()
 }
 
-/// Prints the live data files of a snapshot with the deletes that apply to each.
-pub async fn files(t: &TableArgs, at: &SnapshotArgs, format: ListFormat) -> Result<()> {
+/// Prints the live data files of a snapshot with the deletes that apply to each; with a
+/// filter, only the files that may hold rows it keeps.
+pub async fn files(
+    t: &TableArgs,
+    at: &SnapshotArgs,
+    filter: &FilterArgs,
+    format: ListFormat,
+) -> Result<()> {
+    let builder = filter.apply(Scan::builder())?;
     let table = t.open().await?;
-    let scan = Scan::builder().snapshot(at.selector()?).build(&table)?;
+    let scan = builder.snapshot(at.selector()?).build(&table)?;
     let tasks = scan.plan_files().await?;
     let short = |p: &str| relative(&table, p);
     let mut rows = Vec::new();
     let mut docs = Vec::new();
     for task in &tasks {
-        let deleted = deleted_positions(&table, task)
-            .await?
-            .map(|b| b.len())
-            .unwrap_or(0);
+        // A deletion vector's cardinality is its manifest entry's record_count: no Puffin
+        // file is opened to list files. Position delete files are read (one may hold
+        // positions of several data files, or repeat a position).
+        let deleted = match &task.deletion_vector {
+            Some(dv) => dv.file.record_count.max(0) as u64,
+            None if task.position_deletes.is_empty() => 0,
+            None => deleted_positions(&table, task)
+                .await?
+                .map(|b| b.len())
+                .unwrap_or(0),
+        };
         let mut deletes = Vec::new();
         if let Some(dv) = &task.deletion_vector {
             deletes.push(format!(

@@ -6,6 +6,7 @@ mod catalog;
 mod catalog_config;
 mod changes;
 mod describe;
+mod filter;
 mod generate;
 mod history;
 mod mount;
@@ -67,6 +68,8 @@ enum Command {
         #[command(flatten)]
         at: SnapshotArgs,
         #[command(flatten)]
+        filter: filter::FilterArgs,
+        #[command(flatten)]
         out: ListOutput,
     },
     /// Print a snapshot's live rows as CSV, JSON Lines or Parquet
@@ -75,6 +78,8 @@ enum Command {
         table: TableArgs,
         #[command(flatten)]
         at: SnapshotArgs,
+        #[command(flatten)]
+        filter: filter::FilterArgs,
         #[command(flatten)]
         out: CatOutput,
     },
@@ -203,11 +208,22 @@ async fn run(command: Command, catalog: Option<&str>) -> anyhow::Result<()> {
         },
         Command::Snapshots { table, out } => describe::snapshots(&table, out.format).await,
         Command::Schema { table, at, out } => describe::schema(&table, &at, out.format).await,
-        Command::Files { table, at, out } => describe::files(&table, &at, out.format).await,
-        Command::Cat { table, at, out } => {
+        Command::Files {
+            table,
+            at,
+            filter,
+            out,
+        } => describe::files(&table, &at, &filter, out.format).await,
+        Command::Cat {
+            table,
+            at,
+            filter,
+            out,
+        } => {
             cat::cat(
                 &table,
                 &at,
+                &filter,
                 out.format,
                 out.lineage,
                 out.columns,

@@ -23,6 +23,7 @@ pub mod catalog;
 pub mod delete;
 pub mod encode;
 pub mod error;
+pub mod expr;
 pub mod guard;
 pub mod history;
 pub mod io;

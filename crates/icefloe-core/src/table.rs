@@ -321,6 +321,7 @@ impl Table {
                         existing_rows_count: None,
                         deleted_rows_count: None,
                         first_row_id: None,
+                        partitions: Vec::new(),
                     })
                     .collect(),
             )),

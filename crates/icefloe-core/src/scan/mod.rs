@@ -3,9 +3,11 @@
 
 pub mod adapt;
 pub mod arrow_schema;
+pub mod filter;
 pub mod lineage;
 pub mod metadata_columns;
 pub mod page_index;
+pub mod partition_dirs;
 pub mod plan;
 pub mod positions;
 pub mod preload;
@@ -38,6 +40,7 @@ pub struct ScanBuilder {
     batch_size: Option<usize>,
     concurrency: Option<usize>,
     row_group_filter: Vec<prune::Predicate>,
+    filter: Option<crate::expr::Filter>,
 }
 
 impl ScanBuilder {
@@ -46,6 +49,14 @@ impl ScanBuilder {
     /// decide what is read: rows that do not satisfy them may still be returned.
     pub fn row_group_filter(mut self, predicates: Vec<prune::Predicate>) -> Self {
         self.row_group_filter = predicates;
+        self
+    }
+
+    /// Return only the rows where `filter` is true (SQL semantics, [`crate::expr`]), and skip
+    /// the manifests, data files, row groups and pages that cannot hold such rows. The filter
+    /// may name columns that are not projected, and the lineage columns.
+    pub fn filter(mut self, filter: crate::expr::Filter) -> Self {
+        self.filter = Some(filter);
         self
     }
 
@@ -94,7 +105,13 @@ impl ScanBuilder {
         }
         let (snapshot, schema) = table.resolve(&self.selector)?;
         let (snapshot, schema) = (snapshot.cloned(), schema.clone());
-        let fields: Vec<NestedField> = match &self.columns {
+        let bound = self
+            .filter
+            .as_ref()
+            .map(|f| crate::expr::bind(f, &schema))
+            .transpose()
+            .map_err(|e| crate::Error::InvalidArgument(format!("invalid filter {e}")))?;
+        let mut fields: Vec<NestedField> = match &self.columns {
             None => schema.columns().to_vec(),
             Some(names) => names
                 .iter()
@@ -132,13 +149,35 @@ impl ScanBuilder {
             })
             .transpose()?;
         let out_schema = arrow_schema::scan_schema(&fields, self.lineage);
+        // The filter's columns are read too (dropped after filtering).
+        let mut read_lineage = self.lineage;
+        let mut filter_predicates = Vec::new();
+        if let Some(b) = &bound {
+            read_lineage |= b.uses_lineage();
+            for c in b.columns.iter().filter(|c| !c.lineage) {
+                if !fields.iter().any(|f| f.id == c.field_id) {
+                    fields.push(schema.column(&c.name).cloned().expect("bound column"));
+                }
+            }
+            filter_predicates = crate::expr::predicates(b);
+        }
+        let read_schema = arrow_schema::scan_schema(&fields, read_lineage);
+        let row_filter = bound
+            .map(|b| filter::RowFilter::new(b, &read_schema, out_schema.clone()))
+            .transpose()?
+            .map(Arc::new);
+        let pruner = (!filter_predicates.is_empty())
+            .then(|| prune::Pruner::new(m, &schema, filter_predicates.clone()))
+            .filter(|p| !p.is_empty());
         let concurrency = self.concurrency.unwrap_or_else(|| {
             std::thread::available_parallelism()
                 .map(|n| n.get())
                 .unwrap_or(2)
         });
-        let row_group_filter = (!self.row_group_filter.is_empty())
-            .then(|| prune::Pruner::new(m, &schema, self.row_group_filter.clone()))
+        let mut row_group_predicates = self.row_group_filter.clone();
+        row_group_predicates.extend(filter_predicates);
+        let row_group_filter = (!row_group_predicates.is_empty())
+            .then(|| prune::Pruner::new(m, &schema, row_group_predicates))
             .filter(|p| !p.is_empty());
         Ok(Scan {
             table: table.clone(),
@@ -146,8 +185,8 @@ impl ScanBuilder {
             schema,
             ctx: Arc::new(ReadContext {
                 fields,
-                lineage: self.lineage,
-                schema: out_schema,
+                lineage: read_lineage,
+                schema: read_schema,
                 fields_by_id,
                 types_by_id,
                 name_mapping,
@@ -155,6 +194,8 @@ impl ScanBuilder {
                 row_group_filter,
             }),
             concurrency,
+            row_filter,
+            pruner,
         })
     }
 }
@@ -167,6 +208,10 @@ pub struct Scan {
     schema: Schema,
     ctx: Arc<ReadContext>,
     concurrency: usize,
+    /// The row filter, if any (then `ctx` reads the columns it needs as well).
+    row_filter: Option<Arc<filter::RowFilter>>,
+    /// The filter's pruning predicates, if any.
+    pruner: Option<prune::Pruner>,
 }
 
 impl Scan {
@@ -187,7 +232,16 @@ impl Scan {
 
     /// The Arrow schema of every batch this scan yields.
     pub fn schema(&self) -> SchemaRef {
-        self.ctx.schema.clone()
+        match &self.row_filter {
+            Some(f) => f.schema.clone(),
+            None => self.ctx.schema.clone(),
+        }
+    }
+
+    /// The pruning predicates of the scan's filter, bound to the table (`None` without a
+    /// filter, or when no part of it can prune).
+    pub fn pruner(&self) -> Option<&prune::Pruner> {
+        self.pruner.as_ref()
     }
 
     /// The table being read.
@@ -195,11 +249,20 @@ impl Scan {
         &self.table
     }
 
-    /// One task per live data file of the snapshot, with the deletes that apply.
+    /// One task per live data file of the snapshot, with the deletes that apply; with a
+    /// filter, only the data files that may hold rows it keeps.
     pub async fn plan_files(&self) -> crate::Result<Vec<FileScanTask>> {
         match &self.snapshot {
-            Some(s) => plan::plan_files(&self.table, s).await,
+            Some(s) => plan::plan_files_pruned(&self.table, s, self.pruner.as_ref()).await,
             None => Ok(Vec::new()),
+        }
+    }
+
+    /// [`Scan::plan_files`] with counts of the manifests and data files pruning skipped.
+    pub async fn plan_with_stats(&self) -> crate::Result<(Vec<FileScanTask>, plan::PlanStats)> {
+        match &self.snapshot {
+            Some(s) => plan::plan_with_stats(&self.table, s, self.pruner.as_ref()).await,
+            None => Ok((Vec::new(), plan::PlanStats::default())),
         }
     }
 
@@ -213,7 +276,13 @@ impl Scan {
         let table = self.table.clone();
         let ctx = self.ctx.clone();
         let TaskSplit { task, rows } = split;
-        futures::stream::once(async move { TaskReader::open(&table, task, rows, ctx).await })
+        let filtered = self.row_filter.clone().map(|f| {
+            let io = self.table.io();
+            let path = io.display(&io.resolve(&task.data_file.file_path));
+            (f, path)
+        });
+        let batches =
+            futures::stream::once(async move { TaskReader::open(&table, task, rows, ctx).await })
             .flat_map(|opened| match opened {
                 Err(e) => futures::stream::once(async { Err(e) }).boxed(),
                 Ok(reader) => futures::stream::unfold(Some(reader), |state| async move {
@@ -225,8 +294,19 @@ impl Scan {
                     }
                 })
                 .boxed(),
-            })
-            .boxed()
+            });
+        match filtered {
+            None => batches.boxed(),
+            Some((f, path)) => batches
+                .filter_map(move |b| {
+                    let out = b.and_then(|b| f.apply(&b, &path));
+                    futures::future::ready(match out {
+                        Ok(b) if b.num_rows() == 0 => None,
+                        other => Some(other),
+                    })
+                })
+                .boxed(),
+        }
     }
 
     /// Streams the live rows of `tasks` in order, reading up to `concurrency` files at once on

@@ -14,6 +14,8 @@ use crate::spec::{
     DataContent, DataFile, EntryStatus, FileFormat, ManifestEntry, ManifestFile, PartitionSpec,
     PrimitiveType, Snapshot, Transform, Type,
 };
+use crate::scan::prune::Pruner;
+use crate::spec::ManifestContent;
 use crate::table::Table;
 use crate::validate::manifest::{check_live_files, check_manifest, check_summary};
 
@@ -127,6 +129,12 @@ pub async fn load_manifest(
 /// All live (added or existing) entries of a snapshot: data files and delete files.
 pub async fn live_entries(table: &Table, snapshot: &Snapshot) -> crate::Result<Vec<ManifestEntry>> {
     let list = table.manifest_list(snapshot).await?;
+    let all: Vec<&ManifestFile> = list.iter().collect();
+    entries_of(table, &all).await
+}
+
+/// The live entries of some manifests of a snapshot, in order.
+async fn entries_of(table: &Table, list: &[&ManifestFile]) -> crate::Result<Vec<ManifestEntry>> {
     // The futures are made before the stream (not by a closure inside it) so that the
     // returned future is `Send` and can be `tokio::spawn`ed (rust-lang/rust#102211).
     let loads: Vec<_> = list.iter().map(|mf| load_manifest(table, mf)).collect();
@@ -145,19 +153,84 @@ pub async fn live_entries(table: &Table, snapshot: &Snapshot) -> crate::Result<V
 /// Plans a snapshot: one task per live data file, in manifest order, each with its deletes.
 /// Errors: unreadable manifests, or a data file format this reader cannot read.
 pub async fn plan_files(table: &Table, snapshot: &Snapshot) -> crate::Result<Vec<FileScanTask>> {
-    let entries = live_entries(table, snapshot).await?;
-    let list = snapshot
+    plan_files_pruned(table, snapshot, None).await
+}
+
+/// What pruning skipped while planning.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PlanStats {
+    /// Manifests read.
+    pub manifests_read: usize,
+    /// Data manifests skipped by their partition summaries (never opened).
+    pub manifests_skipped: usize,
+    /// Live data files of the manifests read that their partition values or column metrics
+    /// ruled out.
+    pub files_skipped: usize,
+}
+
+/// Like [`plan_files`], keeping only what `pruner` admits: data manifests are skipped by the
+/// manifest list's partition summaries, data files by their partition values and metrics.
+/// Delete manifests are always read (a delete applies across the data files it may match).
+pub async fn plan_files_pruned(
+    table: &Table,
+    snapshot: &Snapshot,
+    pruner: Option<&Pruner>,
+) -> crate::Result<Vec<FileScanTask>> {
+    plan_with_stats(table, snapshot, pruner).await.map(|(t, _)| t)
+}
+
+/// [`plan_files_pruned`] with counts of what was skipped.
+pub async fn plan_with_stats(
+    table: &Table,
+    snapshot: &Snapshot,
+    pruner: Option<&Pruner>,
+) -> crate::Result<(Vec<FileScanTask>, PlanStats)> {
+    let list = table.manifest_list(snapshot).await?;
+    let mut stats = PlanStats::default();
+    let mut read = Vec::new();
+    for mf in list.iter() {
+        let skip = match pruner {
+            Some(p) if mf.content == ManifestContent::Data => {
+                match table.metadata().partition_spec(mf.partition_spec_id) {
+                    Some(spec) => !p.may_match_manifest(
+                        mf.partition_spec_id,
+                        &mf.partitions,
+                        &partition_types(table, spec),
+                    ),
+                    None => false,
+                }
+            }
+            _ => false,
+        };
+        if skip {
+            stats.manifests_skipped += 1;
+        } else {
+            read.push(mf);
+        }
+    }
+    stats.manifests_read = read.len();
+    let entries = entries_of(table, &read).await?;
+    let list_path = snapshot
         .manifest_list
         .as_deref()
         .unwrap_or("the snapshot's manifests");
-    let shown = table.io().display(&table.io().resolve(list));
-    check_live_files(&entries, table.metadata().next_row_id, &shown)?;
-    check_summary(snapshot, &entries, &shown)?;
+    let shown = table.io().display(&table.io().resolve(list_path));
+    // The checks of the snapshot as a whole need all of its manifests.
+    if stats.manifests_skipped == 0 {
+        check_live_files(&entries, table.metadata().next_row_id, &shown)?;
+        check_summary(snapshot, &entries, &shown)?;
+    }
     let mut data = Vec::new();
     let mut deletes = Vec::new();
     for e in entries {
         match e.data_file.content {
-            DataContent::Data => data.push(e),
+            DataContent::Data => {
+                if pruner.is_some_and(|p| !p.may_match(&e.data_file)) {
+                    stats.files_skipped += 1;
+                } else {
+                    data.push(e)
+                }
+            }
             _ => deletes.push(e),
         }
     }
@@ -181,5 +254,6 @@ pub async fn plan_files(table: &Table, snapshot: &Snapshot) -> crate::Result<Vec
                 data_file: df,
             })
         })
-        .collect()
+        .collect::<crate::Result<Vec<_>>>()
+        .map(|tasks| (tasks, stats))
 }

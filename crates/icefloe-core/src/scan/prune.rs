@@ -41,6 +41,7 @@ use std::collections::HashMap;
 use chrono::{Datelike, NaiveDate};
 
 use super::plan::FileScanTask;
+use crate::spec::manifest_list::FieldSummary;
 use crate::spec::{
     bucket, DataFile, Literal, PartitionSpec, PrimitiveType, Schema, TableMetadata, Transform, Type,
 };
@@ -273,6 +274,57 @@ impl Pruner {
             skipped: before - kept.len(),
         };
         (kept, stats)
+    }
+
+    /// Whether any data file of a manifest may hold a row satisfying every predicate, by the
+    /// manifest list's partition summaries (spec: "Manifest Lists", `field_summary`):
+    /// `spec_id` is the manifest's partition spec, `types` the result types of its fields.
+    /// Summaries that do not line up with the spec prune nothing.
+    pub fn may_match_manifest(
+        &self,
+        spec_id: i32,
+        summaries: &[FieldSummary],
+        types: &[PrimitiveType],
+    ) -> bool {
+        let Some(spec) = self.specs.get(&spec_id) else {
+            return true;
+        };
+        if summaries.len() != spec.fields.len() || types.len() != spec.fields.len() {
+            return true;
+        }
+        self.predicates
+            .iter()
+            .all(|p| self.summary_eval(p, spec, summaries, types))
+    }
+
+    fn summary_eval(
+        &self,
+        p: &Predicate,
+        spec: &PartitionSpec,
+        summaries: &[FieldSummary],
+        types: &[PrimitiveType],
+    ) -> bool {
+        let id = match p {
+            Predicate::And(ps) => {
+                return ps.iter().all(|q| self.summary_eval(q, spec, summaries, types))
+            }
+            Predicate::Or(ps) => {
+                return ps.iter().any(|q| self.summary_eval(q, spec, summaries, types))
+            }
+            p => match p.field_id() {
+                Some(id) => id,
+                None => return true,
+            },
+        };
+        let Some(ty) = self.types.get(&id) else {
+            return true;
+        };
+        spec.fields
+            .iter()
+            .zip(summaries)
+            .zip(types)
+            .filter(|((f, _), _)| f.source_id == id)
+            .all(|((f, s), part_ty)| summary_may_match(p, &f.transform, s, part_ty, ty))
     }
 
     fn may_match_one(&self, p: &Predicate, file: &DataFile) -> bool {
@@ -583,6 +635,86 @@ fn may_match_partition(
             None => true,
         },
     }
+}
+
+/// Whether files whose values of one partition field (with `transform` over the predicate's
+/// column of type `ty`) are summarized by `s` may hold a row satisfying `p`.
+fn summary_may_match(
+    p: &Predicate,
+    transform: &Transform,
+    s: &FieldSummary,
+    part_ty: &PrimitiveType,
+    ty: &PrimitiveType,
+) -> bool {
+    // As for partition values: with these transforms a null partition value is exactly a
+    // null column value.
+    if !matches!(
+        transform,
+        Transform::Identity
+            | Transform::Bucket(_)
+            | Transform::Truncate(_)
+            | Transform::Year
+            | Transform::Month
+            | Transform::Day
+            | Transform::Hour
+    ) {
+        return true;
+    }
+    let float_part = matches!(part_ty, PrimitiveType::Float | PrimitiveType::Double);
+    let bound = |b: &Option<Vec<u8>>| {
+        b.as_ref()
+            .and_then(|b| Literal::from_bytes(b, part_ty))
+            .filter(|l| !is_nan(l))
+    };
+    let (lower, upper) = (bound(&s.lower_bound), bound(&s.upper_bound));
+    let no_nan = !float_part || s.contains_nan == Some(false);
+    // The spec: a bound is null when every value is null or NaN.
+    let all_null = s.contains_null
+        && s.lower_bound.is_none()
+        && s.upper_bound.is_none()
+        && no_nan;
+    match p {
+        Predicate::IsNull { .. } => return s.contains_null,
+        Predicate::IsNotNull { .. } => return !all_null,
+        _ if all_null => return false,
+        _ => {}
+    }
+    let (lower, upper) = match transform {
+        Transform::Identity => (lower, upper),
+        Transform::Bucket(n) => {
+            // The buckets of the literals must meet the summary's range of buckets.
+            let (Some(Literal::Int(lo)), Some(Literal::Int(hi))) = (&lower, &upper) else {
+                return true;
+            };
+            let fits = |v: &Literal| bucket::bucket(v, ty, *n).is_none_or(|b| *lo <= b && b <= *hi);
+            return match p {
+                Predicate::Cmp {
+                    op: CmpOp::Eq,
+                    value,
+                    ..
+                } => fits(value),
+                Predicate::In { values, .. } => values.iter().any(fits),
+                _ => true,
+            };
+        }
+        // Every value is at or above its own prefix, and so above the least prefix; the
+        // greatest prefix bounds nothing (longer values follow it).
+        Transform::Truncate(_) if matches!(ty, PrimitiveType::String | PrimitiveType::Binary) => {
+            (lower, None)
+        }
+        t => (
+            lower.and_then(|l| range_of_partition(t, &l, ty).map(|r| r.0)),
+            upper.and_then(|u| range_of_partition(t, &u, ty).map(|r| r.1)),
+        ),
+    };
+    let m = Metrics {
+        lower,
+        upper,
+        all_null: false,
+        no_null: !s.contains_null,
+        no_nan: no_nan || !matches!(transform, Transform::Identity),
+    };
+    may_match_range(p, &m, ty)
 }
 
 /// A value's first `w` code points (strings) or bytes (binary), as bytes; `None` for a value

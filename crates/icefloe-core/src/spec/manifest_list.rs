@@ -28,6 +28,49 @@ pub struct ManifestFile {
     pub deleted_rows_count: Option<i64>,
     /// v3: first `_row_id` of rows in data files of this manifest that inherit one.
     pub first_row_id: Option<i64>,
+    /// `partitions`: one summary per field of the manifest's partition spec, in order (empty
+    /// when the list records none).
+    pub partitions: Vec<FieldSummary>,
+}
+
+/// A `field_summary` of a manifest list entry: what the partition values of one partition
+/// field hold across the manifest's files (bounds in the binary single-value serialization of
+/// the field's result type).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FieldSummary {
+    pub contains_null: bool,
+    /// `None` when not recorded (v1 lists, writers before it existed).
+    pub contains_nan: Option<bool>,
+    pub lower_bound: Option<Vec<u8>>,
+    pub upper_bound: Option<Vec<u8>>,
+}
+
+fn field_summaries(r: &Record<'_>) -> Vec<FieldSummary> {
+    let bool_of = |r: &Record<'_>, name: &str| match r.get(name) {
+        Some(apache_avro::types::Value::Boolean(b)) => Some(*b),
+        _ => None,
+    };
+    let bytes_of = |r: &Record<'_>, name: &str| match r.get(name) {
+        Some(apache_avro::types::Value::Bytes(b)) => Some(b.clone()),
+        _ => None,
+    };
+    r.array("partitions")
+        .unwrap_or(&[])
+        .iter()
+        .map(|v| match Record::new(v) {
+            // A summary that says nothing rules nothing out: contains_null is assumed.
+            None => FieldSummary {
+                contains_null: true,
+                ..FieldSummary::default()
+            },
+            Some(s) => FieldSummary {
+                contains_null: bool_of(&s, "contains_null").unwrap_or(true),
+                contains_nan: bool_of(&s, "contains_nan"),
+                lower_bound: bytes_of(&s, "lower_bound"),
+                upper_bound: bytes_of(&s, "upper_bound"),
+            },
+        })
+        .collect()
 }
 
 /// Decodes a manifest list. `path` names the file for errors.
@@ -78,6 +121,7 @@ fn decode_manifest_list(bytes: &[u8], path: &str) -> crate::Result<Vec<ManifestF
             existing_rows_count: r.i64("existing_rows_count"),
             deleted_rows_count: r.i64("deleted_rows_count"),
             first_row_id: r.i64("first_row_id"),
+            partitions: field_summaries(&r),
             manifest_path,
         });
     }

@@ -158,6 +158,7 @@ impl Inner {
                 let file = match k.scope {
                     Scope::All => tree::DATA.to_string(),
                     Scope::File(i) => format!("{}/task {i}", tree::FILES),
+                    Scope::Partition(p) => format!("{}/dir {p}/{}", tree::PARTITIONS, tree::DATA),
                 };
                 format!(
                     "{table} snapshots/{}/{file}.{}",

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use icefloe_core::scan::partition_dirs::{partition_dirs, PartitionDir};
 use icefloe_core::spec::Snapshot;
 use icefloe_core::{FileScanTask, Scan, SnapshotSelector, Table};
 use tokio::sync::OnceCell;
@@ -25,6 +26,8 @@ pub struct SnapshotPlan {
     pub tasks: Vec<FileScanTask>,
     /// The stem of each task's view under `files/` (unique within the snapshot).
     pub file_names: Vec<String>,
+    /// The partition directories under `partitions/`, by the core's rule.
+    pub partitions: Vec<PartitionDir>,
     /// The CSV encoding of the scan's schema.
     pub csv: CsvRenderer,
     /// The CSV layout of each task, computed on first use.
@@ -43,6 +46,7 @@ impl SnapshotPlan {
             icefloe_core::Error::SnapshotNotFound(format!("snapshot {snapshot_id} not found"))
         })?;
         let file_names = view_names(tasks.iter().map(|t| t.data_file.file_path.as_str()));
+        let partitions = partition_dirs(table, &tasks);
         let layouts = tasks.iter().map(|_| OnceCell::new()).collect();
         let csv = CsvRenderer::new(&scan.schema());
         Ok(SnapshotPlan {
@@ -52,6 +56,7 @@ impl SnapshotPlan {
             scan,
             tasks,
             file_names,
+            partitions,
             layouts,
         })
     }

@@ -107,6 +107,7 @@ impl SpillStore {
         let scope = match key.scope {
             Scope::All => "all".to_string(),
             Scope::File(t) => format!("file{t}"),
+            Scope::Partition(p) => format!("part{p}"),
         };
         let path = self
             .dir
@@ -135,12 +136,21 @@ async fn write_parquet(path: &Path, key: &ViewKey, plan: &Arc<SnapshotPlan>) -> 
         .open(path)
         .map_err(io)?;
     let mut w = ParquetWriter::new(BufWriter::with_capacity(1 << 20, file), &plan.scan.schema())?;
+    let subset: Vec<_>;
     let (mut stream, tasks) = match key.scope {
         Scope::All => (plan.scan.read_tasks(plan.tasks.clone()), &plan.tasks[..]),
         Scope::File(t) => (
             plan.scan.read_task(plan.tasks[t].clone()),
             &plan.tasks[t..t + 1],
         ),
+        Scope::Partition(p) => {
+            subset = plan.partitions[p]
+                .tasks
+                .iter()
+                .map(|i| plan.tasks[*i].clone())
+                .collect();
+            (plan.scan.read_tasks(subset.clone()), &subset[..])
+        }
     };
     // The size of a Parquet view is known only once it is written: log the progress of a
     // long first render as the CSV views' counting pass does.

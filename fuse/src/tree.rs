@@ -6,11 +6,14 @@
 //!   current -> snapshots/<id>
 //!   refs/<name> -> ../snapshots/<id>
 //!   snapshots/<id>/{data.csv, data.parquet, snapshot.json, files/<data-file>.{csv,parquet}}
+//!   snapshots/<id>/partitions/<field>=<value>/[<field>=<value>/…]data.{csv,parquet}
 //!   snapshots.csv
 //! ```
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::RwLock;
+
+use icefloe_core::scan::partition_dirs::list_level;
 
 use crate::catalog::Catalog;
 use crate::error::Result;
@@ -20,6 +23,8 @@ use crate::locks::{read, write};
 pub const DATA: &str = "data";
 /// The directory of per-file views in a snapshot.
 pub const FILES: &str = "files";
+/// The Hive-style partition directories of a snapshot.
+pub const PARTITIONS: &str = "partitions";
 /// The snapshot description in a snapshot directory.
 pub const SNAPSHOT_JSON: &str = "snapshot.json";
 /// The snapshot list of a table.
@@ -32,6 +37,9 @@ pub enum Scope {
     All,
     /// The live rows of one data file (`files/*`), by task index in the snapshot's plan.
     File(usize),
+    /// The live rows of the data files of one partition directory (`partitions/…/data.*`),
+    /// by index in the snapshot plan's partition directories.
+    Partition(usize),
 }
 
 /// How a view is encoded.
@@ -86,6 +94,8 @@ pub enum Node {
     SnapshotJson(usize, i64),
     /// `snapshots/<id>/files/`.
     FilesDir(usize, i64),
+    /// `snapshots/<id>/partitions/` and the directories below it, by path segments.
+    PartitionDir(usize, i64, Vec<String>),
     /// A CSV or Parquet view.
     View(ViewKey),
 }
@@ -120,7 +130,8 @@ impl Node {
             | Node::SnapshotsCsv(t)
             | Node::Snapshot(t, _)
             | Node::SnapshotJson(t, _)
-            | Node::FilesDir(t, _) => Some(*t),
+            | Node::FilesDir(t, _)
+            | Node::PartitionDir(t, ..) => Some(*t),
             Node::View(v) => Some(v.table),
         }
     }
@@ -129,7 +140,10 @@ impl Node {
     /// never changes.
     pub fn snapshot(&self) -> Option<i64> {
         match self {
-            Node::Snapshot(_, s) | Node::SnapshotJson(_, s) | Node::FilesDir(_, s) => Some(*s),
+            Node::Snapshot(_, s)
+            | Node::SnapshotJson(_, s)
+            | Node::FilesDir(_, s)
+            | Node::PartitionDir(_, s, _) => Some(*s),
             Node::View(v) => Some(v.snapshot),
             _ => None,
         }
@@ -267,8 +281,41 @@ pub async fn children(catalog: &Catalog, dir: &Node) -> Result<Option<Vec<(Strin
                 view(Format::Csv),
                 view(Format::Parquet),
                 (FILES.to_string(), Node::FilesDir(*t, *s)),
+                (
+                    PARTITIONS.to_string(),
+                    Node::PartitionDir(*t, *s, Vec::new()),
+                ),
                 (SNAPSHOT_JSON.to_string(), Node::SnapshotJson(*t, *s)),
             ]
+        }
+        Node::PartitionDir(t, s, prefix) => {
+            let Some(table) = catalog.table(*t) else {
+                return Ok(None);
+            };
+            // The plan holds the manifests' partition tuples: no data file is read.
+            let plan = table.plan(*s).await?;
+            let Some((next, here)) = list_level(&plan.partitions, prefix) else {
+                // The root lists even for a snapshot without data files.
+                return Ok(prefix.is_empty().then(Vec::new));
+            };
+            let mut v = Vec::new();
+            if let Some(i) = here {
+                for format in [Format::Csv, Format::Parquet] {
+                    let key = ViewKey {
+                        table: *t,
+                        snapshot: *s,
+                        scope: Scope::Partition(i),
+                        format,
+                    };
+                    v.push((format!("{DATA}.{}", format.extension()), Node::View(key)));
+                }
+            }
+            for seg in next {
+                let mut path = prefix.clone();
+                path.push(seg.to_string());
+                v.push((seg.to_string(), Node::PartitionDir(*t, *s, path)));
+            }
+            v
         }
         Node::FilesDir(t, s) => {
             let Some(table) = catalog.table(*t) else {

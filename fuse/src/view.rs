@@ -259,6 +259,7 @@ impl CsvViews {
                 let tasks: Vec<usize> = match key.scope {
                     Scope::All => (0..plan.tasks.len()).collect(),
                     Scope::File(t) => vec![t],
+                    Scope::Partition(p) => plan.partitions[p].tasks.clone(),
                 };
                 self.build(name, plan, &tasks).await.map(Arc::new)
             })

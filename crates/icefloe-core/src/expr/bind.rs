@@ -191,8 +191,12 @@ impl Binder<'_> {
                 lineage: true,
             },
             None => {
-                let mut names: Vec<&str> =
-                    self.schema.columns().iter().map(|f| f.name.as_str()).collect();
+                let mut names: Vec<&str> = self
+                    .schema
+                    .columns()
+                    .iter()
+                    .map(|f| f.name.as_str())
+                    .collect();
                 names.extend([ROW_ID, LAST_UPDATED_SEQ]);
                 return Err(self.err(
                     c.pos,
@@ -206,7 +210,11 @@ impl Binder<'_> {
             }
         };
         let ty = bound.ty.clone();
-        let i = match self.columns.iter().position(|b| b.field_id == bound.field_id) {
+        let i = match self
+            .columns
+            .iter()
+            .position(|b| b.field_id == bound.field_id)
+        {
             Some(i) => i,
             None => {
                 self.columns.push(bound);
@@ -222,12 +230,8 @@ impl Binder<'_> {
         ty: &PrimitiveType,
         column: &ColumnRef,
     ) -> Result<Literal, ExprError> {
-        to_literal(&v.kind, ty).map_err(|why| {
-            self.err(
-                v.pos,
-                format!("{why} (column {:?} is {ty})", column.name),
-            )
-        })
+        to_literal(&v.kind, ty)
+            .map_err(|why| self.err(v.pos, format!("{why} (column {:?} is {ty})", column.name)))
     }
 }
 
@@ -264,9 +268,7 @@ pub fn to_literal(v: &ValueKind, ty: &PrimitiveType) -> Result<Literal, String> 
         P::Boolean => match v {
             ValueKind::Boolean(b) => Ok(Literal::Boolean(*b)),
             ValueKind::String(s) if s.eq_ignore_ascii_case("true") => Ok(Literal::Boolean(true)),
-            ValueKind::String(s) if s.eq_ignore_ascii_case("false") => {
-                Ok(Literal::Boolean(false))
-            }
+            ValueKind::String(s) if s.eq_ignore_ascii_case("false") => Ok(Literal::Boolean(false)),
             _ => Err(wrong()),
         },
         P::Int | P::Long => {
@@ -324,7 +326,8 @@ pub fn to_literal(v: &ValueKind, ty: &PrimitiveType) -> Result<Literal, String> 
             let t = s
                 .and_then(|s| NaiveTime::parse_from_str(s.trim(), "%H:%M:%S%.f").ok())
                 .ok_or_else(|| format!("{shown} is not a time (HH:MM:SS[.ffffff])"))?;
-            let nanos = t.num_seconds_from_midnight() as i64 * 1_000_000_000 + t.nanosecond() as i64;
+            let nanos =
+                t.num_seconds_from_midnight() as i64 * 1_000_000_000 + t.nanosecond() as i64;
             if nanos % 1000 != 0 {
                 return Err(format!("{shown} is more precise than microseconds"));
             }
@@ -391,7 +394,11 @@ fn parse_timestamp_nanos(s: &str) -> Option<i128> {
     // The zone: a trailing Z, or a sign after the date part.
     let (naive, offset_secs) = if let Some(rest) = s.strip_suffix(['Z', 'z']) {
         (rest, 0i64)
-    } else if let Some(i) = s.get(10..).and_then(|t| t.rfind(['+', '-'])).map(|i| i + 10) {
+    } else if let Some(i) = s
+        .get(10..)
+        .and_then(|t| t.rfind(['+', '-']))
+        .map(|i| i + 10)
+    {
         let (naive, zone) = s.split_at(i);
         let sign = if zone.starts_with('-') { -1 } else { 1 };
         let digits: String = zone[1..].chars().filter(|c| *c != ':').collect();
@@ -400,7 +407,10 @@ fn parse_timestamp_nanos(s: &str) -> Option<i128> {
         }
         let (h, m) = match digits.len() {
             2 => (digits.parse::<i64>().ok()?, 0),
-            4 => (digits[..2].parse::<i64>().ok()?, digits[2..].parse::<i64>().ok()?),
+            4 => (
+                digits[..2].parse::<i64>().ok()?,
+                digits[2..].parse::<i64>().ok()?,
+            ),
             _ => return None,
         };
         if h > 23 || m > 59 {
@@ -414,13 +424,16 @@ fn parse_timestamp_nanos(s: &str) -> Option<i128> {
         let secs = d.and_hms_opt(0, 0, 0)?.and_utc().timestamp() - offset_secs;
         return Some(secs as i128 * 1_000_000_000);
     }
-    let dt = ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M"]
-        .iter()
-        .find_map(|f| NaiveDateTime::parse_from_str(naive.trim_end(), f).ok())?;
+    let dt = [
+        "%Y-%m-%dT%H:%M:%S%.f",
+        "%Y-%m-%d %H:%M:%S%.f",
+        "%Y-%m-%dT%H:%M",
+        "%Y-%m-%d %H:%M",
+    ]
+    .iter()
+    .find_map(|f| NaiveDateTime::parse_from_str(naive.trim_end(), f).ok())?;
     let u = dt.and_utc();
-    Some(
-        (u.timestamp() - offset_secs) as i128 * 1_000_000_000 + u.timestamp_subsec_nanos() as i128,
-    )
+    Some((u.timestamp() - offset_secs) as i128 * 1_000_000_000 + u.timestamp_subsec_nanos() as i128)
 }
 
 fn parse_uuid(s: &str) -> Option<[u8; 16]> {
@@ -452,7 +465,14 @@ mod tests {
             fields: StructType {
                 fields: vec![
                     f(1, "i", PrimitiveType::Int),
-                    f(2, "d", PrimitiveType::Decimal { precision: 9, scale: 2 }),
+                    f(
+                        2,
+                        "d",
+                        PrimitiveType::Decimal {
+                            precision: 9,
+                            scale: 2,
+                        },
+                    ),
                     f(3, "ts", PrimitiveType::Timestamptz),
                     f(4, "ns", PrimitiveType::TimestampNs),
                     f(5, "s", PrimitiveType::String),
@@ -486,15 +506,33 @@ mod tests {
         assert!(matches!(value_of("x = 'NaN'"), Literal::Double(v) if v.is_nan()));
         assert_eq!(value_of("day = DATE '1970-01-03'"), Literal::Date(2));
         let hour = 3_600_000_000i64;
-        assert_eq!(value_of("ts = '1970-01-01T02:00:00+02:00'"), Literal::Timestamp(0));
-        assert_eq!(value_of("ts = '1970-01-01 01:00'"), Literal::Timestamp(hour));
-        assert_eq!(value_of("ts = '1970-01-01T00:00:00-0130'"), Literal::Timestamp(hour * 3 / 2));
-        assert_eq!(value_of("ts = TIMESTAMP '1970-01-02Z'"), Literal::Timestamp(hour * 24));
+        assert_eq!(
+            value_of("ts = '1970-01-01T02:00:00+02:00'"),
+            Literal::Timestamp(0)
+        );
+        assert_eq!(
+            value_of("ts = '1970-01-01 01:00'"),
+            Literal::Timestamp(hour)
+        );
+        assert_eq!(
+            value_of("ts = '1970-01-01T00:00:00-0130'"),
+            Literal::Timestamp(hour * 3 / 2)
+        );
+        assert_eq!(
+            value_of("ts = TIMESTAMP '1970-01-02Z'"),
+            Literal::Timestamp(hour * 24)
+        );
         assert_eq!(value_of("ts = '1970-01-02'"), Literal::Timestamp(hour * 24));
-        assert_eq!(value_of("ns = '1970-01-01T00:00:00.000000001Z'"), Literal::Timestamp(1));
+        assert_eq!(
+            value_of("ns = '1970-01-01T00:00:00.000000001Z'"),
+            Literal::Timestamp(1)
+        );
         assert_eq!(value_of("s = 'é'"), Literal::String("é".into()));
         // `5 > i` is `i < 5`.
-        assert!(matches!(one("5 > i").unwrap().expr, BoundExpr::Cmp { op: CmpOp::Lt, .. }));
+        assert!(matches!(
+            one("5 > i").unwrap().expr,
+            BoundExpr::Cmp { op: CmpOp::Lt, .. }
+        ));
     }
 
     #[test]
@@ -509,7 +547,11 @@ mod tests {
     fn errors_name_the_column_or_value() {
         let e = one("i = 1 AND nope = 2").unwrap_err();
         assert_eq!(e.pos, 10);
-        assert!(e.message.contains("no column \"nope\" in schema 3 (columns: i, d"), "{e}");
+        assert!(
+            e.message
+                .contains("no column \"nope\" in schema 3 (columns: i, d"),
+            "{e}"
+        );
         let bad = |t: &str, pos: usize, want: &str| {
             let e = one(t).unwrap_err();
             assert_eq!(e.pos, pos, "{t}: {e}");
@@ -519,7 +561,11 @@ mod tests {
         bad("d = 1.234", 4, "at most 2 fraction digits");
         bad("s = 5", 4, "quote it");
         bad("ts = DATE '2020-01-01'", 5, "not a value of this column");
-        bad("ts = '2020-01-01T00:00:00.0000001Z'", 5, "more precise than microseconds");
+        bad(
+            "ts = '2020-01-01T00:00:00.0000001Z'",
+            5,
+            "more precise than microseconds",
+        );
         bad("ts = 'yesterday'", 5, "not a timestamp");
         bad("ts = '2020-01-01T00:00:00+25:00'", 5, "not a timestamp");
         bad("i IN (1, 'a')", 9, "column \"i\" is int");

@@ -9,8 +9,8 @@
 use std::sync::Arc;
 
 use arrow::array::{
-    Array, ArrayRef, BinaryArray, BooleanArray, Date32Array, Decimal128Array,
-    FixedSizeBinaryArray, Float64Array, Int64Array, Scalar, StringArray, Time64MicrosecondArray,
+    Array, ArrayRef, BinaryArray, BooleanArray, Date32Array, Decimal128Array, FixedSizeBinaryArray,
+    Float64Array, Int64Array, Scalar, StringArray, Time64MicrosecondArray,
     TimestampMicrosecondArray, TimestampNanosecondArray,
 };
 use arrow::compute::kernels::{boolean, cmp};
@@ -41,7 +41,11 @@ fn eval(
         Ok(norm[i].clone().expect("set"))
     };
     match e {
-        BoundExpr::Cmp { column: i, op, value } => {
+        BoundExpr::Cmp {
+            column: i,
+            op,
+            value,
+        } => {
             let arr = column(*i)?;
             compare(&arr, *op, value)
         }
@@ -115,9 +119,8 @@ fn compare(arr: &ArrayRef, op: CmpOp, value: &Literal) -> Result<BooleanArray, A
 
 /// A one-row array of `value` in the normalized column type `dt`.
 fn scalar(value: &Literal, dt: &DataType) -> Result<ArrayRef, ArrowError> {
-    let bad = || {
-        ArrowError::InvalidArgumentError(format!("cannot compare a {dt} column with {value:?}"))
-    };
+    let bad =
+        || ArrowError::InvalidArgumentError(format!("cannot compare a {dt} column with {value:?}"));
     Ok(match (value, dt) {
         (Literal::Boolean(b), DataType::Boolean) => Arc::new(BooleanArray::from(vec![*b])),
         (Literal::Int(v), DataType::Int64) => Arc::new(Int64Array::from(vec![*v as i64])),
@@ -206,19 +209,40 @@ mod tests {
         assert_eq!(run("x = 1", x.clone(), s.clone()), vec![t, None, f]);
         assert_eq!(run("x != 1", x.clone(), s.clone()), vec![f, None, t]);
         assert_eq!(run("NOT x = 1", x.clone(), s.clone()), vec![f, None, t]);
-        assert_eq!(run("x = 1 OR s = 'a'", x.clone(), s.clone()), vec![t, None, t]);
-        assert_eq!(run("x = 3 AND s = 'a'", x.clone(), s.clone()), vec![f, None, t]);
-        assert_eq!(run("x > 9 AND s = 'b'", x.clone(), s.clone()), vec![f, None, f]);
+        assert_eq!(
+            run("x = 1 OR s = 'a'", x.clone(), s.clone()),
+            vec![t, None, t]
+        );
+        assert_eq!(
+            run("x = 3 AND s = 'a'", x.clone(), s.clone()),
+            vec![f, None, t]
+        );
+        assert_eq!(
+            run("x > 9 AND s = 'b'", x.clone(), s.clone()),
+            vec![f, None, f]
+        );
         assert_eq!(run("x IS NULL", x.clone(), s.clone()), vec![f, t, f]);
         assert_eq!(run("s IS NOT NULL", x.clone(), s.clone()), vec![f, f, t]);
-        assert_eq!(run("x NOT IN (1, 2)", x.clone(), s.clone()), vec![f, None, t]);
-        assert_eq!(run("x NOT BETWEEN 2 AND 3", x.clone(), s.clone()), vec![t, None, f]);
+        assert_eq!(
+            run("x NOT IN (1, 2)", x.clone(), s.clone()),
+            vec![f, None, t]
+        );
+        assert_eq!(
+            run("x NOT BETWEEN 2 AND 3", x.clone(), s.clone()),
+            vec![t, None, f]
+        );
         assert_eq!(run("x BETWEEN 3 AND 2", x, s), vec![f, None, f]);
     }
 
     #[test]
     fn floats_order_nan_last_and_zeros_equal() {
-        let x = vec![Some(-0.0), Some(0.0), Some(f32::NAN), Some(f32::INFINITY), Some(-1.0)];
+        let x = vec![
+            Some(-0.0),
+            Some(0.0),
+            Some(f32::NAN),
+            Some(f32::INFINITY),
+            Some(-1.0),
+        ];
         let s = vec![None; 5];
         let t = Some(true);
         let f = Some(false);
@@ -226,7 +250,10 @@ mod tests {
         assert_eq!(run("x = -0.0", x.clone(), s.clone()), vec![t, t, f, f, f]);
         assert_eq!(run("x < 0", x.clone(), s.clone()), vec![f, f, f, f, t]);
         assert_eq!(run("x = NaN", x.clone(), s.clone()), vec![f, f, t, f, f]);
-        assert_eq!(run("x > Infinity", x.clone(), s.clone()), vec![f, f, t, f, f]);
+        assert_eq!(
+            run("x > Infinity", x.clone(), s.clone()),
+            vec![f, f, t, f, f]
+        );
         assert_eq!(run("x < NaN", x.clone(), s.clone()), vec![t, t, f, t, t]);
         assert_eq!(run("x >= 1e300", x, s), vec![f, f, t, t, f]);
     }
@@ -238,7 +265,10 @@ mod tests {
         let x = vec![None; 4];
         let t = Some(true);
         let f = Some(false);
-        assert_eq!(run("s < '\u{10000}'", x.clone(), s.clone()), vec![t, f, t, t]);
+        assert_eq!(
+            run("s < '\u{10000}'", x.clone(), s.clone()),
+            vec![t, f, t, t]
+        );
         assert_eq!(run("s > 'Z'", x, s), vec![t, t, f, t]);
     }
 }

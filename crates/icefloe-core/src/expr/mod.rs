@@ -143,11 +143,17 @@ mod tests {
         );
         assert_eq!(
             preds("a NOT BETWEEN 1 AND 5"),
-            vec![Predicate::Or(vec![cmp(PruneOp::Lt, 1), cmp(PruneOp::Gt, 5)])]
+            vec![Predicate::Or(vec![
+                cmp(PruneOp::Lt, 1),
+                cmp(PruneOp::Gt, 5)
+            ])]
         );
         assert_eq!(
             preds("a = 1 OR a = 3"),
-            vec![Predicate::Or(vec![cmp(PruneOp::Eq, 1), cmp(PruneOp::Eq, 3)])]
+            vec![Predicate::Or(vec![
+                cmp(PruneOp::Eq, 1),
+                cmp(PruneOp::Eq, 3)
+            ])]
         );
         // One side of an OR cannot prune: the OR cannot.
         assert_eq!(preds("a = 1 OR a != 3"), vec![]);

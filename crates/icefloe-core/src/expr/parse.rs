@@ -179,7 +179,10 @@ pub fn parse(text: &str) -> Result<Filter, ExprError> {
             text: text.to_string(),
             expr,
         }),
-        t => Err(p.error(format!("expected AND, OR or the end, found {}", t.describe()))),
+        t => Err(p.error(format!(
+            "expected AND, OR or the end, found {}",
+            t.describe()
+        ))),
     }
 }
 
@@ -353,7 +356,9 @@ fn lex(text: &str) -> Result<Vec<(Tok, usize)>, ExprError> {
                 i = end;
                 Tok::Bytes(bytes)
             }
-            c if c.is_ascii_digit() || (c == '.' && chars.get(i + 1).is_some_and(|d| d.is_ascii_digit())) => {
+            c if c.is_ascii_digit()
+                || (c == '.' && chars.get(i + 1).is_some_and(|d| d.is_ascii_digit())) =>
+            {
                 let mut j = i;
                 while j < chars.len() && (chars[j].is_ascii_digit() || chars[j] == '.') {
                     j += 1;
@@ -374,8 +379,14 @@ fn lex(text: &str) -> Result<Vec<(Tok, usize)>, ExprError> {
                 if n.matches('.').count() > 1 {
                     return Err(err(start, &format!("{n} is not a number")));
                 }
-                if chars.get(j).is_some_and(|c| c.is_alphanumeric() || *c == '_') {
-                    return Err(err(j, "a number must be followed by a space or an operator"));
+                if chars
+                    .get(j)
+                    .is_some_and(|c| c.is_alphanumeric() || *c == '_')
+                {
+                    return Err(err(
+                        j,
+                        "a number must be followed by a space or an operator",
+                    ));
                 }
                 i = j;
                 Tok::Number(n)
@@ -507,10 +518,9 @@ impl Parser<'_> {
                 t if t.is_keyword("INFINITY") => ValueKind::Number("-Infinity".into()),
                 t => {
                     self.at -= 1;
-                    return Err(self.error(format!(
-                        "expected a number after -, found {}",
-                        t.describe()
-                    )));
+                    return Err(
+                        self.error(format!("expected a number after -, found {}", t.describe()))
+                    );
                 }
             },
             Tok::Str(s) => ValueKind::String(s),
@@ -552,12 +562,8 @@ impl Parser<'_> {
                     self.at -= 1;
                 }
                 let found = match &t {
-                    Tok::Word(w, false)
-                        if KEYWORDS.contains(&w.to_ascii_uppercase().as_str()) =>
-                    {
-                        format!(
-                            "the keyword {w} (write \"{w}\" for a column of that name)"
-                        )
+                    Tok::Word(w, false) if KEYWORDS.contains(&w.to_ascii_uppercase().as_str()) => {
+                        format!("the keyword {w} (write \"{w}\" for a column of that name)")
                     }
                     t => t.describe(),
                 };
@@ -715,7 +721,10 @@ mod tests {
         assert!(s.contains("\"it's\""), "{s}");
         assert!(s.contains("Typed(Timestamp, \"2024-01-01\")"), "{s}");
         assert!(s.contains("Bytes([10, 255])"), "{s}");
-        assert!(s.contains("Number(\"NaN\")") && s.contains("Number(\"-Infinity\")"), "{s}");
+        assert!(
+            s.contains("Number(\"NaN\")") && s.contains("Number(\"-Infinity\")"),
+            "{s}"
+        );
         assert!(s.contains("Boolean(true)"), "{s}");
         assert!(parse("((a = 1))").is_ok());
     }

@@ -60,7 +60,11 @@ impl RowFilter {
         let arrow = |e: arrow::error::ArrowError| {
             crate::Error::data_file(path, format!("cannot apply the filter: {e}"))
         };
-        let cols: Vec<ArrayRef> = self.columns.iter().map(|i| batch.column(*i).clone()).collect();
+        let cols: Vec<ArrayRef> = self
+            .columns
+            .iter()
+            .map(|i| batch.column(*i).clone())
+            .collect();
         let keep = evaluate(&self.filter, &cols).map_err(arrow)?;
         let kept = filter_record_batch(batch, &keep).map_err(arrow)?;
         let out = kept.project(&self.projection).map_err(arrow)?;

@@ -283,18 +283,18 @@ impl Scan {
         });
         let batches =
             futures::stream::once(async move { TaskReader::open(&table, task, rows, ctx).await })
-            .flat_map(|opened| match opened {
-                Err(e) => futures::stream::once(async { Err(e) }).boxed(),
-                Ok(reader) => futures::stream::unfold(Some(reader), |state| async move {
-                    let mut reader = state?;
-                    match reader.next_batch().await {
-                        Ok(Some(b)) => Some((Ok(b), Some(reader))),
-                        Ok(None) => None,
-                        Err(e) => Some((Err(e), None)),
-                    }
-                })
-                .boxed(),
-            });
+                .flat_map(|opened| match opened {
+                    Err(e) => futures::stream::once(async { Err(e) }).boxed(),
+                    Ok(reader) => futures::stream::unfold(Some(reader), |state| async move {
+                        let mut reader = state?;
+                        match reader.next_batch().await {
+                            Ok(Some(b)) => Some((Ok(b), Some(reader))),
+                            Ok(None) => None,
+                            Err(e) => Some((Err(e), None)),
+                        }
+                    })
+                    .boxed(),
+                });
         match filtered {
             None => batches.boxed(),
             Some((f, path)) => batches

@@ -91,7 +91,12 @@ pub fn list_level<'a>(
 }
 
 /// `field=value`, both escaped.
-pub fn segment(name: &str, transform: &Transform, ty: &PrimitiveType, v: Option<&Literal>) -> String {
+pub fn segment(
+    name: &str,
+    transform: &Transform,
+    ty: &PrimitiveType,
+    v: Option<&Literal>,
+) -> String {
     let value = match v {
         None => NULL_PARTITION.to_string(),
         Some(v) => escape(&human_string(transform, ty, v)),
@@ -106,22 +111,23 @@ pub fn escape(s: &str) -> String {
     for c in s.chars() {
         let special = matches!(
             c,
-            '\u{1}'..='\u{1f}'
-                | '"'
-                | '#'
-                | '%'
-                | '\''
-                | '*'
-                | '/'
-                | ':'
-                | '='
-                | '?'
-                | '\\'
-                | '\u{7f}'
-                | '{'
-                | '['
-                | ']'
-                | '^'
+            '\u{1}'
+                ..='\u{1f}'
+                    | '"'
+                    | '#'
+                    | '%'
+                    | '\''
+                    | '*'
+                    | '/'
+                    | ':'
+                    | '='
+                    | '?'
+                    | '\\'
+                    | '\u{7f}'
+                    | '{'
+                    | '['
+                    | ']'
+                    | '^'
         );
         if special {
             let _ = write!(out, "%{:02X}", c as u32);
@@ -196,7 +202,14 @@ fn value_string(ty: &PrimitiveType, v: &Literal) -> String {
         (_, Literal::String(s)) => s.clone(),
         (_, Literal::Uuid(u)) => {
             let h: String = u.iter().map(|b| format!("{b:02x}")).collect();
-            format!("{}-{}-{}-{}-{}", &h[..8], &h[8..12], &h[12..16], &h[16..20], &h[20..])
+            format!(
+                "{}-{}-{}-{}-{}",
+                &h[..8],
+                &h[8..12],
+                &h[12..16],
+                &h[16..20],
+                &h[20..]
+            )
         }
         (_, Literal::Binary(b)) => b.iter().map(|b| format!("{b:02x}")).collect(),
         (_, other) => format!("{other:?}"),
@@ -230,7 +243,12 @@ mod tests {
             "cat=__HIVE_DEFAULT_PARTITION__"
         );
         assert_eq!(
-            segment("c=t", &Transform::Identity, &s, Some(&Literal::String("x/y".into()))),
+            segment(
+                "c=t",
+                &Transform::Identity,
+                &s,
+                Some(&Literal::String("x/y".into()))
+            ),
             "c%3Dt=x%2Fy"
         );
     }
@@ -242,7 +260,10 @@ mod tests {
         assert_eq!(h(Transform::Year, &int, Literal::Int(54)), "2024");
         assert_eq!(h(Transform::Month, &int, Literal::Int(-1)), "1969-12");
         assert_eq!(h(Transform::Hour, &int, Literal::Int(25)), "1970-01-02-01");
-        assert_eq!(h(Transform::Day, &PrimitiveType::Date, Literal::Date(-1)), "1969-12-31");
+        assert_eq!(
+            h(Transform::Day, &PrimitiveType::Date, Literal::Date(-1)),
+            "1969-12-31"
+        );
         assert_eq!(h(Transform::Bucket(4), &int, Literal::Int(3)), "3");
         let dec = PrimitiveType::Decimal {
             precision: 9,
@@ -250,15 +271,27 @@ mod tests {
         };
         assert_eq!(h(Transform::Identity, &dec, Literal::Decimal(-5)), "-0.05");
         assert_eq!(
-            h(Transform::Identity, &PrimitiveType::Timestamptz, Literal::Timestamp(-1)),
+            h(
+                Transform::Identity,
+                &PrimitiveType::Timestamptz,
+                Literal::Timestamp(-1)
+            ),
             "1969-12-31T23:59:59.999999+00:00"
         );
         assert_eq!(
-            h(Transform::Identity, &PrimitiveType::Time, Literal::Time(3_661_000_001)),
+            h(
+                Transform::Identity,
+                &PrimitiveType::Time,
+                Literal::Time(3_661_000_001)
+            ),
             "01:01:01.000001"
         );
         assert_eq!(
-            h(Transform::Identity, &PrimitiveType::Binary, Literal::Binary(vec![0, 255])),
+            h(
+                Transform::Identity,
+                &PrimitiveType::Binary,
+                Literal::Binary(vec![0, 255])
+            ),
             "00ff"
         );
     }
@@ -269,7 +302,12 @@ mod tests {
             segments: s.iter().map(|x| x.to_string()).collect(),
             tasks: vec![t],
         };
-        let dirs = vec![d(&[], 0), d(&["a=1", "b=1"], 1), d(&["a=1", "b=2"], 2), d(&["a=2"], 3)];
+        let dirs = vec![
+            d(&[], 0),
+            d(&["a=1", "b=1"], 1),
+            d(&["a=1", "b=2"], 2),
+            d(&["a=2"], 3),
+        ];
         let (next, here) = list_level(&dirs, &[]).unwrap();
         assert_eq!((next, here), (vec!["a=1", "a=2"], Some(0)));
         let (next, here) = list_level(&dirs, &["a=1".to_string()]).unwrap();

@@ -9,13 +9,13 @@ use futures::{StreamExt, TryStreamExt};
 
 use crate::cache::get_or_load;
 use crate::delete::index::DeleteIndex;
+use crate::scan::prune::Pruner;
 use crate::spec::manifest::read_manifest;
+use crate::spec::ManifestContent;
 use crate::spec::{
     DataContent, DataFile, EntryStatus, FileFormat, ManifestEntry, ManifestFile, PartitionSpec,
     PrimitiveType, Snapshot, Transform, Type,
 };
-use crate::scan::prune::Pruner;
-use crate::spec::ManifestContent;
 use crate::table::Table;
 use crate::validate::manifest::{check_live_files, check_manifest, check_summary};
 
@@ -176,7 +176,9 @@ pub async fn plan_files_pruned(
     snapshot: &Snapshot,
     pruner: Option<&Pruner>,
 ) -> crate::Result<Vec<FileScanTask>> {
-    plan_with_stats(table, snapshot, pruner).await.map(|(t, _)| t)
+    plan_with_stats(table, snapshot, pruner)
+        .await
+        .map(|(t, _)| t)
 }
 
 /// [`plan_files_pruned`] with counts of what was skipped.
@@ -209,6 +211,12 @@ pub async fn plan_with_stats(
         }
     }
     stats.manifests_read = read.len();
+    tracing::debug!(
+        manifests_read = stats.manifests_read,
+        manifests_skipped = stats.manifests_skipped,
+        "planning snapshot {}",
+        snapshot.snapshot_id
+    );
     let entries = entries_of(table, &read).await?;
     let list_path = snapshot
         .manifest_list

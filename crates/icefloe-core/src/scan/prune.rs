@@ -306,10 +306,14 @@ impl Pruner {
     ) -> bool {
         let id = match p {
             Predicate::And(ps) => {
-                return ps.iter().all(|q| self.summary_eval(q, spec, summaries, types))
+                return ps
+                    .iter()
+                    .all(|q| self.summary_eval(q, spec, summaries, types))
             }
             Predicate::Or(ps) => {
-                return ps.iter().any(|q| self.summary_eval(q, spec, summaries, types))
+                return ps
+                    .iter()
+                    .any(|q| self.summary_eval(q, spec, summaries, types))
             }
             p => match p.field_id() {
                 Some(id) => id,
@@ -669,10 +673,7 @@ fn summary_may_match(
     let (lower, upper) = (bound(&s.lower_bound), bound(&s.upper_bound));
     let no_nan = !float_part || s.contains_nan == Some(false);
     // The spec: a bound is null when every value is null or NaN.
-    let all_null = s.contains_null
-        && s.lower_bound.is_none()
-        && s.upper_bound.is_none()
-        && no_nan;
+    let all_null = s.contains_null && s.lower_bound.is_none() && s.upper_bound.is_none() && no_nan;
     match p {
         Predicate::IsNull { .. } => return s.contains_null,
         Predicate::IsNotNull { .. } => return !all_null,

@@ -75,9 +75,9 @@ async fn summaries_skip_the_manifests_that_cannot_match() {
                 .iter()
                 .filter(|(_, cats)| {
                     let sides: BTreeSet<Option<Ordering>> = cats.iter().map(side).collect();
-                    !sides.contains(&Some(Ordering::Equal))
-                        && !(sides.contains(&Some(Ordering::Less))
-                            && sides.contains(&Some(Ordering::Greater)))
+                    let has = |o| sides.contains(&Some(o));
+                    let spans = has(Ordering::Less) && has(Ordering::Greater);
+                    !(has(Ordering::Equal) || spans)
                 })
                 .map(|(p, _)| p)
                 .collect();

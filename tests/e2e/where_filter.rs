@@ -50,7 +50,7 @@ struct Lit {
 
 #[derive(Debug, Clone)]
 enum E {
-    Leaf(String, PrimitiveType, Cond),
+    Leaf(String, PrimitiveType, Box<Cond>),
     And(Box<E>, Box<E>),
     Or(Box<E>, Box<E>),
     Not(Box<E>),
@@ -61,7 +61,7 @@ impl E {
         match self {
             E::Leaf(c, _, cond) => {
                 let c = format!("\"{}\"", c.replace('"', "\"\""));
-                match cond {
+                match &**cond {
                     Cond::Cmp(op, l) => format!("{c} {op} {}", l.text),
                     Cond::In(ls, neg) => format!(
                         "{c} {}IN ({})",
@@ -91,7 +91,7 @@ impl E {
         match self {
             E::Leaf(c, ty, cond) => {
                 let v = &row[c.as_str()];
-                match cond {
+                match &**cond {
                     Cond::IsNull(neg) => Some(v.is_null() != *neg),
                     _ if v.is_null() => None,
                     Cond::Cmp(op, l) => {
@@ -329,7 +329,7 @@ fn values(ty: &PrimitiveType, col: &str, rows: &[Value]) -> Vec<Lit> {
 }
 
 fn leaf(c: &str, ty: &PrimitiveType, cond: Cond) -> E {
-    E::Leaf(c.to_string(), ty.clone(), cond)
+    E::Leaf(c.to_string(), ty.clone(), Box::new(cond))
 }
 
 /// The expressions tried on one column.

@@ -368,7 +368,7 @@ pub fn to_literal(v: &ValueKind, ty: &PrimitiveType) -> Result<Literal, String> 
             _ => Err(format!("{shown} is not a byte string: write X'hex'")),
         },
         P::Fixed(n) => match v {
-            ValueKind::Bytes(b) if b.len() as u64 == *n as u64 => Ok(Literal::Binary(b.clone())),
+            ValueKind::Bytes(b) if b.len() as u64 == *n => Ok(Literal::Binary(b.clone())),
             ValueKind::Bytes(b) => Err(format!("X'…' holds {} bytes, not {n}", b.len())),
             _ => Err(format!("{shown} is not a byte string: write X'hex'")),
         },

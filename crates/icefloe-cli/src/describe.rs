@@ -1,6 +1,8 @@
 //! `icefloe snapshots`, `schema` and `files`: one listing each, printed as a terminal table,
 //! CSV or one JSON document (keys documented in the README).
 
+use std::io::{BufWriter, Write};
+
 use anyhow::Result;
 use icefloe_core::delete::resolved::deleted_positions;
 use icefloe_core::listing::{self, format_timestamp_ms, Listing};
@@ -195,6 +197,25 @@ pub async fn files(
     let scan = builder.snapshot(at.selector()?).build(&table)?;
     let tasks = scan.plan_files().await?;
     let short = |p: &str| relative(&table, p);
+    let header = header(&[
+        "data_file",
+        "record_count",
+        "deleted_positions",
+        "deletes",
+        "sequence_number",
+        "first_row_id",
+        "spec_id",
+    ]);
+    // CSV is written row by row; the terminal table needs every row for its widths, JSON
+    // is one document.
+    let mut csv = match format {
+        ListFormat::Csv => {
+            let mut w = BufWriter::with_capacity(1 << 20, std::io::stdout());
+            w.write_all(Listing::csv_line(&header).as_bytes())?;
+            Some(w)
+        }
+        _ => None,
+    };
     let mut rows = Vec::new();
     let mut docs = Vec::new();
     for task in &tasks {
@@ -230,7 +251,7 @@ pub async fn files(
             ));
         }
         let f = &task.data_file;
-        rows.push(vec![
+        let row = vec![
             short(&f.file_path),
             f.record_count.to_string(),
             deleted.to_string(),
@@ -238,7 +259,18 @@ pub async fn files(
             task.sequence_number.to_string(),
             task.first_row_id.map(|v| v.to_string()).unwrap_or_default(),
             f.spec_id.to_string(),
-        ]);
+        ];
+        match &mut csv {
+            Some(w) => {
+                w.write_all(Listing::csv_line(&row).as_bytes())?;
+                continue;
+            }
+            _ if format == ListFormat::Text => {
+                rows.push(row);
+                continue;
+            }
+            _ => {}
+        }
         let delete_json = |d: &DeleteFileRef| {
             json!({
                 "path": d.file.file_path,
@@ -270,18 +302,11 @@ pub async fn files(
             }).collect::<Vec<_>>(),
         }));
     }
-    let listing = Listing {
-        header: header(&[
-            "data_file",
-            "record_count",
-            "deleted_positions",
-            "deletes",
-            "sequence_number",
-            "first_row_id",
-            "spec_id",
-        ]),
-        rows,
-    };
+    if let Some(mut w) = csv {
+        w.flush()?;
+        return Ok(());
+    }
+    let listing = Listing { header, rows };
     let text = [
         (0, "data_file"),
         (1, "records"),

@@ -15,22 +15,28 @@ pub struct Listing {
 impl Listing {
     /// RFC 4180 CSV with a header line; fields quoted only when needed; `\n` line ends.
     pub fn to_csv(&self) -> String {
+        std::iter::once(&self.header)
+            .chain(&self.rows)
+            .map(|r| Listing::csv_line(r))
+            .collect()
+    }
+
+    /// One CSV line of `to_csv` (with its `\n`), for writers that stream their rows.
+    pub fn csv_line(row: &[String]) -> String {
         let mut out = String::new();
-        for row in std::iter::once(&self.header).chain(&self.rows) {
-            for (i, f) in row.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                if f.contains([',', '"', '\n', '\r']) {
-                    out.push('"');
-                    out.push_str(&f.replace('"', "\"\""));
-                    out.push('"');
-                } else {
-                    out.push_str(f);
-                }
+        for (i, f) in row.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
             }
-            out.push('\n');
+            if f.contains([',', '"', '\n', '\r']) {
+                out.push('"');
+                out.push_str(&f.replace('"', "\"\""));
+                out.push('"');
+            } else {
+                out.push_str(f);
+            }
         }
+        out.push('\n');
         out
     }
 

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use futures::{StreamExt, TryStreamExt};
+use futures::StreamExt;
 
 use crate::cache::get_or_load;
 use crate::delete::index::DeleteIndex;
@@ -138,16 +138,19 @@ async fn entries_of(table: &Table, list: &[&ManifestFile]) -> crate::Result<Vec<
     // The futures are made before the stream (not by a closure inside it) so that the
     // returned future is `Send` and can be `tokio::spawn`ed (rust-lang/rust#102211).
     let loads: Vec<_> = list.iter().map(|mf| load_manifest(table, mf)).collect();
-    let manifests: Vec<Arc<Vec<ManifestEntry>>> = futures::stream::iter(loads)
-        .buffered(MANIFEST_CONCURRENCY)
-        .try_collect()
-        .await?;
-    Ok(manifests
-        .iter()
-        .flat_map(|m| m.iter())
-        .filter(|e| e.status != EntryStatus::Deleted)
-        .cloned()
-        .collect())
+    let mut manifests = futures::stream::iter(loads).buffered(MANIFEST_CONCURRENCY);
+    // Each decoded manifest is let go as soon as its live entries are taken (at most
+    // MANIFEST_CONCURRENCY are decoded at once), unless the cache keeps it.
+    let mut out = Vec::new();
+    while let Some(m) = manifests.next().await {
+        let m = m?;
+        let live = |e: &ManifestEntry| e.status != EntryStatus::Deleted;
+        match Arc::try_unwrap(m) {
+            Ok(entries) => out.extend(entries.into_iter().filter(live)),
+            Err(m) => out.extend(m.iter().filter(|e| live(e)).cloned()),
+        }
+    }
+    Ok(out)
 }
 
 /// Plans a snapshot: one task per live data file, in manifest order, each with its deletes.

@@ -5,9 +5,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 
 use icefloe_core::catalog::{self as core_catalog, TableIdent};
-use icefloe_core::io::StorageConfig;
 use icefloe_core::spec::Snapshot;
-use icefloe_core::Table;
+use icefloe_core::{OpenOptions, Table};
 use tokio::sync::OnceCell;
 
 use crate::error::{FuseError, Result};
@@ -26,9 +25,10 @@ impl Catalog {
     /// Opens the table or warehouse at `location` through the core's catalog layer. In a
     /// warehouse, a table that cannot be opened is logged and left out; a single table that
     /// cannot be opened is an error, and so is a warehouse without tables.
-    pub async fn open(location: &str, storage: StorageConfig) -> Result<Catalog> {
+    /// Every table is opened with `open` (storage, metadata file selection, path map).
+    pub async fn open(location: &str, open: OpenOptions) -> Result<Catalog> {
         let source =
-            core_catalog::open(location, storage, icefloe_core::cache::Caches::global()).await?;
+            core_catalog::open(location, open, icefloe_core::cache::Caches::global()).await?;
         Catalog::from_catalog(source).await
     }
 
@@ -137,7 +137,8 @@ pub struct MountedTable {
     pub ident: TableIdent,
     source: Arc<dyn core_catalog::Catalog>,
     table: RwLock<Table>,
-    plans: Mutex<HashMap<i64, Arc<OnceCell<Arc<SnapshotPlan>>>>>,
+    /// Plans by snapshot id and schema id.
+    plans: Mutex<HashMap<(i64, i32), Arc<OnceCell<Arc<SnapshotPlan>>>>>,
 }
 
 impl MountedTable {
@@ -163,13 +164,16 @@ impl MountedTable {
         Ok(true)
     }
 
-    /// The plan of a snapshot, made once (concurrent callers wait for the same plan; a failed
+    /// The plan of a snapshot read with a schema, made once (concurrent callers wait for the same plan; a failed
     /// plan is retried by the next caller).
-    pub async fn plan(&self, snapshot_id: i64) -> Result<Arc<SnapshotPlan>> {
-        let cell = lock(&self.plans).entry(snapshot_id).or_default().clone();
+    pub async fn plan(&self, snapshot_id: i64, schema_id: i32) -> Result<Arc<SnapshotPlan>> {
+        let cell = lock(&self.plans)
+            .entry((snapshot_id, schema_id))
+            .or_default()
+            .clone();
         let plan = cell
             .get_or_try_init(|| async {
-                SnapshotPlan::new(self.id, &self.table(), snapshot_id)
+                SnapshotPlan::new(self.id, &self.table(), snapshot_id, schema_id)
                     .await
                     .map(Arc::new)
             })

@@ -194,7 +194,7 @@ impl Inner {
         let table = self.catalog.table(key.table).ok_or_else(|| {
             icefloe_core::Error::SnapshotNotFound(format!("no table {}", key.table))
         })?;
-        table.plan(key.snapshot).await
+        table.plan(key.snapshot, key.schema).await
     }
 
     /// The bytes of a small metadata file.
@@ -203,7 +203,9 @@ impl Inner {
         let m = table.metadata();
         match node {
             Node::SnapshotsCsv(_) => Some(meta::snapshots_csv(m)),
-            Node::SnapshotJson(_, s) => Some(meta::snapshot_json(m, m.snapshot(*s)?)),
+            Node::SnapshotJson(_, s, schema) => {
+                Some(meta::snapshot_json(m.snapshot(*s)?, m.schema(*schema)?))
+            }
             _ => None,
         }
     }
@@ -212,8 +214,8 @@ impl Inner {
     fn link_target(&self, node: &Node) -> Option<String> {
         let table = self.catalog.table(node.table()?)?.table();
         match node {
-            Node::Current(_) => meta::current_target(table.metadata()),
-            Node::Ref(_, name) => meta::ref_target(table.metadata(), name),
+            Node::Current(_) => meta::current_target(&table),
+            Node::Ref(_, name) => meta::ref_target(&table, name),
             _ => None,
         }
     }

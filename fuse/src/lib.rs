@@ -63,8 +63,9 @@ pub struct MountOptions {
     pub allow_other: bool,
     /// Where Parquet views are spilled (default: the system temporary directory).
     pub spill_dir: Option<PathBuf>,
-    /// How to reach the source's storage (options, ambient credentials), from the caller.
-    pub storage: StorageConfig,
+    /// How each table is opened: how to reach its storage (options, ambient credentials, from
+    /// the caller), the metadata file choice and path rewrites, as the core defines them.
+    pub open: icefloe_core::OpenOptions,
 }
 
 impl MountOptions {
@@ -77,7 +78,7 @@ impl MountOptions {
             refresh: DEFAULT_REFRESH,
             allow_other: false,
             spill_dir: None,
-            storage: StorageConfig::none(),
+            open: StorageConfig::none().into(),
         }
     }
 }
@@ -127,7 +128,7 @@ fn mount_from(
     let catalog = Arc::new(rt.block_on(async {
         match connect {
             Some(c) => catalog::Catalog::from_catalog(c.await?).await,
-            None => catalog::Catalog::open(&opts.source, opts.storage.clone()).await,
+            None => catalog::Catalog::open(&opts.source, opts.open.clone()).await,
         }
     })?);
     let fs = IcefloeFs::new(

@@ -3,7 +3,8 @@
 
 use bytes::Bytes;
 use icefloe_core::listing::{self, format_timestamp_ms};
-use icefloe_core::spec::{Snapshot, TableMetadata};
+use icefloe_core::spec::{Schema, Snapshot, TableMetadata};
+use icefloe_core::{SnapshotSelector, Table};
 use serde_json::{json, Map, Value};
 
 /// `snapshots.csv`: the snapshot list exactly as `icefloe snapshots --format csv` prints it.
@@ -14,8 +15,7 @@ pub fn snapshots_csv(m: &TableMetadata) -> Bytes {
 /// `snapshot.json`: the snapshot's id, parent, sequence number, time, operation, summary and
 /// the schema it is read with (top-level fields with their types as the spec writes them).
 /// Only what never changes for a snapshot (so not the refs pointing at it).
-pub fn snapshot_json(m: &TableMetadata, s: &Snapshot) -> Bytes {
-    let schema = m.snapshot_schema(s);
+pub fn snapshot_json(s: &Snapshot, schema: &Schema) -> Bytes {
     let fields: Vec<Value> = schema
         .columns()
         .iter()
@@ -48,15 +48,27 @@ pub fn snapshot_json(m: &TableMetadata, s: &Snapshot) -> Bytes {
     Bytes::from(text)
 }
 
-/// Target of `current`: the current snapshot of `main`, if the table has one.
-pub fn current_target(m: &TableMetadata) -> Option<String> {
-    m.current_snapshot()
-        .map(|s| format!("snapshots/{}", s.snapshot_id))
+/// Where a link to what `sel` reads leads, below the table root: the snapshot directory
+/// when the core reads it with the snapshot's own schema, else the one of the schema the core
+/// chooses (`schemas/<id>/<snapshot>`).
+fn target(table: &Table, sel: &SnapshotSelector) -> Option<String> {
+    let (snapshot, schema) = table.resolve(sel).ok()?;
+    let snapshot = snapshot?;
+    let own = crate::tree::own_schema(table, snapshot);
+    Some(if schema.schema_id == own {
+        format!("snapshots/{}", snapshot.snapshot_id)
+    } else {
+        format!("schemas/{}/{}", schema.schema_id, snapshot.snapshot_id)
+    })
 }
 
-/// Target of `refs/<name>`.
-pub fn ref_target(m: &TableMetadata, name: &str) -> Option<String> {
-    m.refs
-        .get(name)
-        .map(|r| format!("../snapshots/{}", r.snapshot_id))
+/// Target of `current`: the current snapshot of `main` as the core reads it, if the table
+/// has one.
+pub fn current_target(table: &Table) -> Option<String> {
+    target(table, &SnapshotSelector::Current)
+}
+
+/// Target of `refs/<name>`: the ref's snapshot as the core reads it.
+pub fn ref_target(table: &Table, name: &str) -> Option<String> {
+    target(table, &SnapshotSelector::Ref(name.to_string())).map(|t| format!("../{t}"))
 }

@@ -35,10 +35,17 @@ pub struct SnapshotPlan {
 }
 
 impl SnapshotPlan {
-    /// Plans `snapshot_id` of `table` through the core.
-    pub async fn new(table_id: usize, table: &Table, snapshot_id: i64) -> Result<SnapshotPlan> {
+    /// Plans `snapshot_id` of `table`, read with table schema `schema_id` (as the core's
+    /// [`Table::resolve`] chose it for the directory the views are in), through the core.
+    pub async fn new(
+        table_id: usize,
+        table: &Table,
+        snapshot_id: i64,
+        schema_id: i32,
+    ) -> Result<SnapshotPlan> {
         let scan = Scan::builder()
             .snapshot(SnapshotSelector::Id(snapshot_id))
+            .schema_id(schema_id)
             .lineage(true)
             .build(table)?;
         let tasks = scan.plan_files().await?;

@@ -3,12 +3,18 @@
 //!
 //! ```text
 //! <root>/                         a table, or a warehouse: <namespace>/<table>/ below
-//!   current -> snapshots/<id>
-//!   refs/<name> -> ../snapshots/<id>
+//!   current -> snapshots/<id> or schemas/<schema-id>/<id>
+//!   refs/<name> -> ../snapshots/<id> or ../schemas/<schema-id>/<id>
 //!   snapshots/<id>/{data.csv, data.parquet, snapshot.json, files/<data-file>.{csv,parquet}}
 //!   snapshots/<id>/partitions/<field>=<value>/[<field>=<value>/…]data.{csv,parquet}
+//!   schemas/<schema-id>/<id>/        the same snapshot read with table schema <schema-id>
 //!   snapshots.csv
 //! ```
+//!
+//! Which schema a read uses is the core's rule ([`icefloe_core::Table::resolve`]): a snapshot
+//! id reads with the snapshot's schema (`snapshots/<id>`); `current` and a branch read with
+//! the table's current schema, so their links lead to `schemas/<current>/<id>` when that
+//! differs from the snapshot's own.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::RwLock;
@@ -64,6 +70,8 @@ impl Format {
 pub struct ViewKey {
     pub table: usize,
     pub snapshot: i64,
+    /// The table schema the snapshot is read with.
+    pub schema: i32,
     pub scope: Scope,
     pub format: Format,
 }
@@ -86,16 +94,21 @@ pub enum Node {
     Ref(usize, String),
     /// `snapshots/`.
     SnapshotsDir(usize),
+    /// `schemas/`.
+    SchemasDir(usize),
+    /// `schemas/<schema-id>/`.
+    SchemaDir(usize, i32),
     /// `snapshots.csv`.
     SnapshotsCsv(usize),
-    /// `snapshots/<id>/`.
-    Snapshot(usize, i64),
-    /// `snapshots/<id>/snapshot.json`.
-    SnapshotJson(usize, i64),
-    /// `snapshots/<id>/files/`.
-    FilesDir(usize, i64),
-    /// `snapshots/<id>/partitions/` and the directories below it, by path segments.
-    PartitionDir(usize, i64, Vec<String>),
+    /// `snapshots/<id>/` (or `schemas/<schema-id>/<id>/`): a snapshot and the schema it is
+    /// read with.
+    Snapshot(usize, i64, i32),
+    /// `snapshot.json` of a snapshot directory.
+    SnapshotJson(usize, i64, i32),
+    /// `files/` of a snapshot directory.
+    FilesDir(usize, i64, i32),
+    /// `partitions/` of a snapshot directory and the directories below it, by path segments.
+    PartitionDir(usize, i64, i32, Vec<String>),
     /// A CSV or Parquet view.
     View(ViewKey),
 }
@@ -127,10 +140,12 @@ impl Node {
             | Node::RefsDir(t)
             | Node::Ref(t, _)
             | Node::SnapshotsDir(t)
+            | Node::SchemasDir(t)
+            | Node::SchemaDir(t, _)
             | Node::SnapshotsCsv(t)
-            | Node::Snapshot(t, _)
-            | Node::SnapshotJson(t, _)
-            | Node::FilesDir(t, _)
+            | Node::Snapshot(t, ..)
+            | Node::SnapshotJson(t, ..)
+            | Node::FilesDir(t, ..)
             | Node::PartitionDir(t, ..) => Some(*t),
             Node::View(v) => Some(v.table),
         }
@@ -140,10 +155,10 @@ impl Node {
     /// never changes.
     pub fn snapshot(&self) -> Option<i64> {
         match self {
-            Node::Snapshot(_, s)
-            | Node::SnapshotJson(_, s)
-            | Node::FilesDir(_, s)
-            | Node::PartitionDir(_, s, _) => Some(*s),
+            Node::Snapshot(_, s, _)
+            | Node::SnapshotJson(_, s, _)
+            | Node::FilesDir(_, s, _)
+            | Node::PartitionDir(_, s, ..) => Some(*s),
             Node::View(v) => Some(v.snapshot),
             _ => None,
         }
@@ -238,6 +253,7 @@ pub async fn children(catalog: &Catalog, dir: &Node) -> Result<Option<Vec<(Strin
             }
             v.push(("refs".to_string(), Node::RefsDir(*t)));
             v.push(("snapshots".to_string(), Node::SnapshotsDir(*t)));
+            v.push(("schemas".to_string(), Node::SchemasDir(*t)));
             v.push((SNAPSHOTS_CSV.to_string(), Node::SnapshotsCsv(*t)));
             v
         }
@@ -262,16 +278,59 @@ pub async fn children(catalog: &Catalog, dir: &Node) -> Result<Option<Vec<(Strin
             snaps.sort_by_key(|s| (s.sequence_number, s.timestamp_ms));
             snaps
                 .iter()
-                .map(|s| (s.snapshot_id.to_string(), Node::Snapshot(*t, s.snapshot_id)))
+                .map(|s| {
+                    let own = own_schema(&table, s);
+                    (
+                        s.snapshot_id.to_string(),
+                        Node::Snapshot(*t, s.snapshot_id, own),
+                    )
+                })
                 .collect()
         }
-        Node::Snapshot(t, s) => {
+        Node::SchemasDir(t) => {
+            let Some(table) = catalog.table(*t) else {
+                return Ok(None);
+            };
+            let table = table.table();
+            let mut ids: Vec<i32> = table
+                .metadata()
+                .schemas
+                .iter()
+                .map(|s| s.schema_id)
+                .collect();
+            ids.sort_unstable();
+            ids.into_iter()
+                .map(|id| (id.to_string(), Node::SchemaDir(*t, id)))
+                .collect()
+        }
+        Node::SchemaDir(t, schema) => {
+            let Some(table) = catalog.table(*t) else {
+                return Ok(None);
+            };
+            let table = table.table();
+            if table.metadata().schema(*schema).is_none() {
+                return Ok(None);
+            }
+            let mut snaps: Vec<_> = table.metadata().snapshots.iter().collect();
+            snaps.sort_by_key(|s| (s.sequence_number, s.timestamp_ms));
+            snaps
+                .iter()
+                .map(|s| {
+                    (
+                        s.snapshot_id.to_string(),
+                        Node::Snapshot(*t, s.snapshot_id, *schema),
+                    )
+                })
+                .collect()
+        }
+        Node::Snapshot(t, s, schema) => {
             let view = |format: Format| {
                 (
                     format!("{DATA}.{}", format.extension()),
                     Node::View(ViewKey {
                         table: *t,
                         snapshot: *s,
+                        schema: *schema,
                         scope: Scope::All,
                         format,
                     }),
@@ -280,20 +339,23 @@ pub async fn children(catalog: &Catalog, dir: &Node) -> Result<Option<Vec<(Strin
             vec![
                 view(Format::Csv),
                 view(Format::Parquet),
-                (FILES.to_string(), Node::FilesDir(*t, *s)),
+                (FILES.to_string(), Node::FilesDir(*t, *s, *schema)),
                 (
                     PARTITIONS.to_string(),
-                    Node::PartitionDir(*t, *s, Vec::new()),
+                    Node::PartitionDir(*t, *s, *schema, Vec::new()),
                 ),
-                (SNAPSHOT_JSON.to_string(), Node::SnapshotJson(*t, *s)),
+                (
+                    SNAPSHOT_JSON.to_string(),
+                    Node::SnapshotJson(*t, *s, *schema),
+                ),
             ]
         }
-        Node::PartitionDir(t, s, prefix) => {
+        Node::PartitionDir(t, s, schema, prefix) => {
             let Some(table) = catalog.table(*t) else {
                 return Ok(None);
             };
             // The plan holds the manifests' partition tuples: no data file is read.
-            let plan = table.plan(*s).await?;
+            let plan = table.plan(*s, *schema).await?;
             let Some((next, here)) = list_level(&plan.partitions, prefix) else {
                 // The root lists even for a snapshot without data files.
                 return Ok(prefix.is_empty().then(Vec::new));
@@ -304,6 +366,7 @@ pub async fn children(catalog: &Catalog, dir: &Node) -> Result<Option<Vec<(Strin
                     let key = ViewKey {
                         table: *t,
                         snapshot: *s,
+                        schema: *schema,
                         scope: Scope::Partition(i),
                         format,
                     };
@@ -313,21 +376,22 @@ pub async fn children(catalog: &Catalog, dir: &Node) -> Result<Option<Vec<(Strin
             for seg in next {
                 let mut path = prefix.clone();
                 path.push(seg.to_string());
-                v.push((seg.to_string(), Node::PartitionDir(*t, *s, path)));
+                v.push((seg.to_string(), Node::PartitionDir(*t, *s, *schema, path)));
             }
             v
         }
-        Node::FilesDir(t, s) => {
+        Node::FilesDir(t, s, schema) => {
             let Some(table) = catalog.table(*t) else {
                 return Ok(None);
             };
-            let plan = table.plan(*s).await?;
+            let plan = table.plan(*s, *schema).await?;
             let mut v = Vec::with_capacity(2 * plan.file_names.len());
             for (i, stem) in plan.file_names.iter().enumerate() {
                 for format in [Format::Csv, Format::Parquet] {
                     let key = ViewKey {
                         table: *t,
                         snapshot: *s,
+                        schema: *schema,
                         scope: Scope::File(i),
                         format,
                     };
@@ -339,6 +403,13 @@ pub async fn children(catalog: &Catalog, dir: &Node) -> Result<Option<Vec<(Strin
         _ => return Ok(None),
     };
     Ok(Some(entries))
+}
+
+/// The schema a snapshot id reads with (the core's rule): `snapshots/<id>`'s schema.
+pub fn own_schema(table: &icefloe_core::Table, s: &icefloe_core::spec::Snapshot) -> i32 {
+    table
+        .read_schema(&icefloe_core::SnapshotSelector::Id(s.snapshot_id), Some(s))
+        .schema_id
 }
 
 /// Whether a node still exists in the latest metadata. Nodes below a snapshot exist while
@@ -366,11 +437,11 @@ mod tests {
     fn inodes_are_stable() {
         let inodes = Inodes::new(Node::Table(0));
         assert_eq!(inodes.ino(&Node::Table(0)), 1);
-        let a = inodes.ino(&Node::Snapshot(0, 42));
+        let a = inodes.ino(&Node::Snapshot(0, 42, 1));
         let b = inodes.ino(&Node::SnapshotsDir(0));
         assert_eq!((a, b), (2, 3));
-        assert_eq!(inodes.ino(&Node::Snapshot(0, 42)), 2);
-        assert_eq!(inodes.node(2), Some(Node::Snapshot(0, 42)));
+        assert_eq!(inodes.ino(&Node::Snapshot(0, 42, 1)), 2);
+        assert_eq!(inodes.node(2), Some(Node::Snapshot(0, 42, 1)));
         assert_eq!(inodes.node(0), None);
         assert_eq!(inodes.node(4), None);
     }

@@ -381,13 +381,19 @@ mod tests {
     async fn reads_at_any_offset_match_the_whole_view() {
         let table = Table::open(LARGE).await.expect("open");
         let id = table.metadata().current_snapshot_id.expect("current");
-        let plan = Arc::new(SnapshotPlan::new(0, &table, id).await.expect("plan"));
+        let schema = table.metadata().current_schema().schema_id;
+        let plan = Arc::new(
+            SnapshotPlan::new(0, &table, id, schema)
+                .await
+                .expect("plan"),
+        );
         let want = whole(&plan).await;
         // A cache far smaller than the view: most chunks are rendered again through cursors.
         let views = CsvViews::new(64 << 10);
         let key = ViewKey {
             table: 0,
             snapshot: id,
+            schema,
             scope: Scope::All,
             format: Format::Csv,
         };
@@ -433,13 +439,19 @@ mod tests {
     async fn a_file_view_is_its_rows_after_the_header() {
         let table = Table::open(LARGE).await.expect("open");
         let id = table.metadata().current_snapshot_id.expect("current");
-        let plan = Arc::new(SnapshotPlan::new(0, &table, id).await.expect("plan"));
+        let schema = table.metadata().current_schema().schema_id;
+        let plan = Arc::new(
+            SnapshotPlan::new(0, &table, id, schema)
+                .await
+                .expect("plan"),
+        );
         let views = CsvViews::new(16 << 20);
         let mut rows = 0;
         for t in 0..plan.tasks.len() {
             let key = ViewKey {
                 table: 0,
                 snapshot: id,
+                schema,
                 scope: Scope::File(t),
                 format: Format::Csv,
             };

@@ -110,13 +110,24 @@ pub fn effective_user(check_as: pg_sys::Oid) -> pg_sys::Oid {
 pub fn resolve_table(opts: &CatalogOptions, user: pg_sys::Oid) -> Result<Resolved, FdwError> {
     let r = options::resolve(&opts.table, &opts.server, &opts.mapping)?;
     options::check_local_access(&r.location, "Iceberg table", user)?;
+    for (_, new) in &r.open.path_map {
+        options::check_local_access(new, "path_map target", user)?;
+    }
+    if let Some(f) = &r.open.metadata.metadata_file {
+        if !icefloe_core::io::Location::parse(f).is_relative() {
+            options::check_local_access(f, "metadata_file", user)?;
+        }
+    }
     Ok(r)
 }
 
 /// Opens the table a resolved foreign table reads: the version pinned for this statement or
 /// transaction ([`crate::pin`]), else the newest (cached metadata).
 pub fn open_table(r: &Resolved) -> Result<Table, FdwError> {
-    let key = format!("{}\u{0}{:?}\u{0}{}", r.location, r.storage, r.ambient);
+    let key = format!(
+        "{}\u{0}{:?}\u{0}{}\u{0}{:?}",
+        r.location, r.storage, r.ambient, r.open
+    );
     crate::pin::pinned(&key, || open_unpinned(r, &r.location))
 }
 
@@ -170,26 +181,33 @@ fn open_unpinned(r: &Resolved, location: &str) -> Result<Table, FdwError> {
     let storage = StorageConfig::new(
         r.storage.clone(),
         if r.ambient {
-            Ambient::Use
+            Ambient::TableOnly
         } else {
             Ambient::Refuse
         },
     );
-    // A metadata file (a parallel worker's) is opened by its path.
-    let table = if location == r.location {
-        r.table.clone()
-    } else {
-        None
+    // A metadata file (a parallel worker's) is opened by its path, as it is: the metadata
+    // file choice was made by the leader.
+    let own = location == r.location;
+    let open = icefloe_core::OpenOptions {
+        storage,
+        metadata: if own {
+            r.open.metadata.clone()
+        } else {
+            Default::default()
+        },
+        path_map: r.open.path_map.clone(),
     };
+    let table = if own { r.table.clone() } else { None };
     let location = location.to_string();
     runtime::block_on_interruptible(async move {
         match table {
             Some((warehouse, ident)) => {
-                Warehouse::new(&warehouse, storage, caches)?
+                Warehouse::new(&warehouse, open, caches)?
                     .load_table(&ident)
                     .await
             }
-            None => TablePath::new(&location, storage, caches).load().await,
+            None => TablePath::new(&location, open, caches).load().await,
         }
     })?
     .map_err(|e| match e {

@@ -90,7 +90,7 @@ unsafe fn import(
     let storage = StorageConfig::new(
         probe.storage,
         if probe.ambient {
-            Ambient::Use
+            Ambient::TableOnly
         } else {
             Ambient::Refuse
         },

@@ -20,6 +20,11 @@
 //!   at most one of `snapshot_id`, `as_of` (an ISO-8601 time, UTC unless it has an offset, or
 //!   milliseconds since the epoch) and `ref` (branch or tag).
 //! - column: `column_name` (the Iceberg column name, when it differs from the Postgres one).
+//! - how a table's metadata file is chosen and where its files are read (the CLI's and the
+//!   mount's flags, ClickHouse's table settings): `metadata_file` and `table_uuid` on a foreign
+//!   table; `latest_by_last_updated_ms` (boolean) and `path_map` (`OLD=NEW` pairs separated by
+//!   commas, first match wins) on a foreign table or its server, the table's winning. A
+//!   `path_map` target or `metadata_file` that reads local files follows the local-file rule.
 
 use std::ffi::CStr;
 
@@ -58,7 +63,12 @@ pub const STORAGE_SECRETS: &[&str] = &[
 pub const LOCAL_FILE_SECRETS: &[&str] =
     &["google_service_account", "google_application_credentials"];
 /// Server options besides endpoint settings.
-pub const SERVER_OPTIONS: &[&str] = &["warehouse", "ambient_credentials"];
+pub const SERVER_OPTIONS: &[&str] = &[
+    "warehouse",
+    "ambient_credentials",
+    "latest_by_last_updated_ms",
+    "path_map",
+];
 /// Foreign table options.
 pub const TABLE_OPTIONS: &[&str] = &[
     "namespace",
@@ -67,6 +77,10 @@ pub const TABLE_OPTIONS: &[&str] = &[
     "snapshot_id",
     "as_of",
     "ref",
+    "metadata_file",
+    "table_uuid",
+    "latest_by_last_updated_ms",
+    "path_map",
 ];
 /// Column options.
 pub const COLUMN_OPTIONS: &[&str] = &["column_name"];
@@ -243,6 +257,7 @@ pub fn validate(opts: &OptionList, target: OptionTarget) -> Result<(), FdwError>
             if let Some(w) = get(opts, "warehouse") {
                 check_local_access(w, "warehouse", user)?;
             }
+            check_open_options(opts, user)?;
             if ambient_credentials(opts)? && !superuser {
                 return Err(FdwError::Permission(
                     "only superusers may set ambient_credentials 'true': it lends the server machine's own cloud credentials to every user of the server".into(),
@@ -273,6 +288,7 @@ pub fn validate(opts: &OptionList, target: OptionTarget) -> Result<(), FdwError>
                 }
             }
             selector(opts)?;
+            check_open_options(opts, user)?;
         }
         _ => {}
     }
@@ -389,6 +405,76 @@ pub struct Resolved {
     pub ambient: bool,
     /// How to name the table in messages (`db.t` or the location).
     pub display: String,
+    /// Which metadata file, and the path map (table options over server options).
+    pub open: OpenSettings,
+}
+
+/// The options that say how a table is opened beyond its location (see the module comment).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OpenSettings {
+    pub metadata: icefloe_core::MetadataSelection,
+    pub path_map: Vec<(String, String)>,
+}
+
+/// `path_map`: `OLD=NEW` pairs separated by commas.
+pub fn parse_path_map(v: &str) -> Result<Vec<(String, String)>, FdwError> {
+    v.split(',')
+        .filter(|p| !p.trim().is_empty())
+        .map(|pair| match pair.trim().split_once('=') {
+            Some((old, new)) if !old.is_empty() && !new.is_empty() => {
+                Ok((old.to_string(), new.to_string()))
+            }
+            _ => Err(FdwError::BadOption {
+                name: "path_map".into(),
+                reason: format!("{pair:?} is not OLD=NEW"),
+            }),
+        })
+        .collect()
+}
+
+fn parse_bool(name: &str, v: &str) -> Result<bool, FdwError> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "true" | "on" | "yes" | "1" => Ok(true),
+        "false" | "off" | "no" | "0" => Ok(false),
+        _ => Err(FdwError::BadOption {
+            name: name.into(),
+            reason: format!("{v:?} is not a boolean"),
+        }),
+    }
+}
+
+/// The open settings of a table's options over its server's.
+pub fn open_settings(table: &OptionList, server: &OptionList) -> Result<OpenSettings, FdwError> {
+    let either = |k: &str| get(table, k).or_else(|| get(server, k));
+    Ok(OpenSettings {
+        metadata: icefloe_core::MetadataSelection {
+            metadata_file: get(table, "metadata_file").map(str::to_string),
+            table_uuid: get(table, "table_uuid").map(|u| u.trim().to_string()),
+            latest_by_last_updated_ms: either("latest_by_last_updated_ms")
+                .map(|v| parse_bool("latest_by_last_updated_ms", v))
+                .transpose()?
+                .unwrap_or(false),
+        },
+        path_map: either("path_map")
+            .map(parse_path_map)
+            .transpose()?
+            .unwrap_or_default(),
+    })
+}
+
+/// Checks the open settings an option list gives: values that parse, and the local-file rule
+/// for every place they lead to (a `path_map` target, an absolute `metadata_file`).
+fn check_open_options(opts: &OptionList, user: pg_sys::Oid) -> Result<(), FdwError> {
+    let settings = open_settings(opts, &OptionList::new())?;
+    for (_, new) in &settings.path_map {
+        check_local_access(new, "path_map target", user)?;
+    }
+    if let Some(f) = &settings.metadata.metadata_file {
+        if !icefloe_core::io::Location::parse(f).is_relative() {
+            check_local_access(f, "metadata_file", user)?;
+        }
+    }
+    Ok(())
 }
 
 /// Resolves a table's options against its server's options and the user mapping's.
@@ -436,6 +522,16 @@ pub fn resolve(
             .filter(|(k, _)| STORAGE_SECRETS.contains(&k.as_str()))
             .cloned(),
     );
+    let open = open_settings(table, server)?;
+    if ambient {
+        for (_, new) in &open.path_map {
+            if !is_local(new)? && !warehouse.is_some_and(|w| under(new, w)) {
+                return Err(FdwError::Permission(format!(
+                    "path_map target {new:?} is not under the warehouse of its server, which lends ambient credentials only there"
+                )));
+            }
+        }
+    }
     Ok(Resolved {
         location,
         table: ident,
@@ -443,6 +539,7 @@ pub fn resolve(
         storage,
         ambient,
         display,
+        open,
     })
 }
 
@@ -452,10 +549,7 @@ fn under(l: &str, root: &str) -> bool {
         icefloe_core::io::parse_location(l),
         icefloe_core::io::parse_location(root),
     ) {
-        (Ok(l), Ok(r)) => {
-            let r = r.url.as_str().trim_end_matches('/').to_string() + "/";
-            l.url.as_str().starts_with(&r)
-        }
+        (Ok(l), Ok(r)) => l.below(&r).is_some(),
         _ => false,
     }
 }

@@ -1560,6 +1560,65 @@ def parallel_workers_read_the_pinned_snapshot():
     psql("DROP FOREIGN TABLE par_pin")
 
 
+@test
+def metadata_file_settings_and_path_map_options():
+    """Issue 7 items 11 and 12 as options: metadata_file, table_uuid (table), and
+    latest_by_last_updated_ms, path_map (table or server, the table's winning); bad values and
+    local path_map targets are refused like the other options."""
+    d, _ = scratch_table("v3_basic", "open_opts", 12)
+    meta = os.path.join(d, "metadata")
+    v12 = json.load(open(os.path.join(meta, "v12.metadata.json")))
+    uuid = v12["table-uuid"]
+
+    def count(t="oo_t"):
+        return int(psql(f"SELECT count(*) FROM {t}").strip())
+
+    psql(f"DROP FOREIGN TABLE IF EXISTS oo_t; CREATE FOREIGN TABLE oo_t (id bigint) SERVER lake "
+         f"OPTIONS (location '{d}', metadata_file 'v2.metadata.json')")
+    assert count() == 1000
+    psql(f"ALTER FOREIGN TABLE oo_t OPTIONS (DROP metadata_file, ADD table_uuid '{uuid.upper()}')")
+    assert count() == 1201
+    expect_error("ALTER FOREIGN TABLE oo_t OPTIONS (SET table_uuid '12345678-0000-0000-0000-000000000000'); "
+                 "SELECT count(*) FROM oo_t", contains="no metadata file has table-uuid")
+    # v2 written last: chosen when going by last-updated-ms, on the table or from its server.
+    v2 = json.load(open(os.path.join(meta, "v2.metadata.json")))
+    v2["last-updated-ms"] = v12["last-updated-ms"] + 1000
+    with open(os.path.join(meta, "v2.metadata.json"), "w") as f:
+        json.dump(v2, f)
+    psql(f"ALTER FOREIGN TABLE oo_t OPTIONS (SET table_uuid '{uuid}', ADD latest_by_last_updated_ms 'true')")
+    assert count() == 1000
+    psql(f"DROP SERVER IF EXISTS lake_latest CASCADE; CREATE SERVER lake_latest FOREIGN DATA WRAPPER icefloe "
+         f"OPTIONS (warehouse 'file://{ARGS.warehouse}', latest_by_last_updated_ms 'on');"
+         f"CREATE FOREIGN TABLE oo_s (id bigint) SERVER lake_latest OPTIONS (location '{d}', table_uuid '{uuid}')")
+    assert count("oo_s") == 1000
+    psql("ALTER FOREIGN TABLE oo_s OPTIONS (ADD latest_by_last_updated_ms 'false')")
+    assert count("oo_s") == 1201
+    # path_map: the data files moved away from where the metadata records them.
+    moved = os.path.join(ARGS.warehouse, "scratch", "open_opts_data")
+    shutil.rmtree(moved, ignore_errors=True)
+    shutil.move(os.path.join(d, "data"), moved)
+    psql("ALTER FOREIGN TABLE oo_t OPTIONS (DROP table_uuid, DROP latest_by_last_updated_ms)")
+    os.remove(os.path.join(meta, "v2.metadata.json"))
+    expect_error("SELECT count(*) FROM oo_t")
+    recorded = "/tmp/iceberg-fixtures-warehouse/db/v3_basic/data"
+    psql(f"ALTER FOREIGN TABLE oo_t OPTIONS (ADD path_map 's3://unused/x=/nowhere, {recorded}={moved}')")
+    assert count() == 1201
+    psql(f"ALTER FOREIGN TABLE oo_t OPTIONS (DROP path_map); ALTER SERVER lake_latest OPTIONS (ADD path_map '{recorded}={moved}');"
+         f"ALTER FOREIGN TABLE oo_s OPTIONS (DROP table_uuid)")
+    assert count("oo_s") == 1201
+    # Bad values, misplaced options, and the local-file rule for path_map targets.
+    expect_error("ALTER FOREIGN TABLE oo_t OPTIONS (ADD latest_by_last_updated_ms 'maybe')", contains="not a boolean")
+    expect_error("ALTER FOREIGN TABLE oo_t OPTIONS (ADD path_map 'no-equals')", contains="OLD=NEW")
+    expect_error("ALTER SERVER lake_latest OPTIONS (ADD table_uuid 'x')", contains="table_uuid")
+    roles("mapper")
+    psql("GRANT USAGE ON FOREIGN DATA WRAPPER icefloe TO mapper; GRANT USAGE ON FOREIGN SERVER lake TO mapper")
+    expect_error("CREATE FOREIGN TABLE mp_t (id bigint) SERVER lake OPTIONS (\"table\" 'db.v3_basic', path_map 's3://b/x=/etc')",
+                 sqlstate="42501", contains="pg_read_server_files", user="mapper")
+    expect_error("CREATE FOREIGN TABLE mp_t (id bigint) SERVER lake OPTIONS (\"table\" 'db.v3_basic', metadata_file 'FILE:/etc/x.metadata.json')",
+                 sqlstate="42501", contains="pg_read_server_files", user="mapper")
+    psql("DROP FOREIGN TABLE oo_t, oo_s; DROP SERVER lake_latest CASCADE")
+
+
 # ---------------------------------------------------------------------------------------------
 
 

@@ -1017,3 +1017,94 @@ fn partition_directories_hold_the_rows_of_their_partition() {
         assert_eq!(&names, want, "snapshot {}", s.snapshot_id);
     }
 }
+
+/// Issue 7 item 6 in the mount: `current` and a branch read with the table's current schema
+/// (schema_rule: a column added and one renamed after the last snapshot, no new snapshot), a
+/// tag and `snapshots/<id>` with the snapshot's schema. Each view equals Spark's rows and
+/// columns for that read (tests/fixtures/exact, tests/gen/exact_sem.py).
+#[test]
+fn current_and_branches_read_with_the_current_schema() {
+    let exact = fixtures_dir().join("exact");
+    let table = exact.join("warehouse/db/schema_rule");
+    let expected = |name: &str| -> Vec<Value> {
+        std::fs::read_to_string(exact.join(format!("expected/schema_rule/{name}.jsonl")))
+            .expect("expected rows")
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("JSON"))
+            .collect()
+    };
+    let m = Mount::new(&table, &[]);
+    let check = |rel: &str, name: &str| {
+        let want = expected(name);
+        let csv = std::fs::read(m.path().join(rel).join("data.csv")).expect(rel);
+        let records = parse_csv(std::str::from_utf8(&csv).expect("UTF-8"));
+        let header: Vec<&str> = records[0].iter().map(|(c, _)| c.as_str()).collect();
+        let want_cols: Vec<&str> = want[0]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|k| k.as_str())
+            .collect();
+        assert_eq!(header, want_cols, "{rel}: columns");
+        let got = csv_to_rows(&records, &want);
+        assert_eq!(diff_rows(&got, &want), None, "{rel}");
+    };
+    check("current", "current");
+    check("refs/main", "current");
+    check("refs/dev", "branch-dev");
+    check("refs/before_b", "tag-before_b");
+    // The links say which schema: the current one for current and branches.
+    let t = std::fs::read_link(m.path().join("current")).expect("current");
+    let t = t.to_str().unwrap();
+    assert!(t.starts_with("schemas/"), "{t}");
+    let tag = std::fs::read_link(m.path().join("refs/before_b")).expect("tag");
+    assert!(tag.starts_with("../snapshots/"), "{}", tag.display());
+    // A snapshot id reads with its own schema, as Spark's VERSION AS OF does.
+    let manifest: Value = serde_json::from_slice(
+        &std::fs::read(exact.join("expected/schema_rule/manifest.json")).expect("manifest"),
+    )
+    .expect("JSON");
+    let mut ids = 0;
+    for r in manifest["reads"].as_array().unwrap() {
+        if let Some(id) = r["selector"]["snapshot"].as_i64() {
+            check(&format!("snapshots/{id}"), r["name"].as_str().unwrap());
+            ids += 1;
+        }
+    }
+    assert!(ids >= 3);
+    // snapshot.json of the current view names the schema it is read with.
+    let j: Value = serde_json::from_slice(
+        &std::fs::read(m.path().join("current/snapshot.json")).expect("snapshot.json"),
+    )
+    .expect("JSON");
+    let names: Vec<&str> = j["schema"]["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["id", "a_renamed", "c"]);
+}
+
+/// `icefloe mount` takes the table-opening flags: `--metadata-file` mounts an older version
+/// of the table (v3_basic's v3.metadata.json), whose current snapshot is another one.
+#[test]
+fn mount_takes_the_metadata_file_flags() {
+    let table = table_dir("v3_basic");
+    let v3: Value = serde_json::from_slice(
+        &std::fs::read(table.join("metadata/v3.metadata.json")).expect("v3"),
+    )
+    .expect("JSON");
+    let old = v3["current-snapshot-id"].as_i64().expect("current");
+    let m = Mount::new(&table, &["--metadata-file", "v3.metadata.json"]);
+    let link = std::fs::read_link(m.path().join("current")).expect("current");
+    assert_eq!(link, PathBuf::from(format!("snapshots/{old}")));
+    let listed = std::fs::read_dir(m.path().join("snapshots"))
+        .expect("ls")
+        .count();
+    assert_eq!(listed, v3["snapshots"].as_array().unwrap().len());
+    assert_eq!(
+        std::fs::read(m.path().join("current/data.csv")).expect("read"),
+        cat_csv(&table, old)
+    );
+}

@@ -42,7 +42,18 @@ impl FixtureSnapshot {
 
 /// Every snapshot of every fixture table, in index order.
 pub fn all_snapshots() -> Vec<FixtureSnapshot> {
-    let root = fixtures_dir();
+    let out = snapshots_in(&fixtures_dir());
+    assert!(
+        out.len() >= 78,
+        "fixture index lists {} snapshots",
+        out.len()
+    );
+    out
+}
+
+/// Every snapshot of the tables of a fixture folder laid out as `fixtures/` is (`index.json`,
+/// `expected/<table>/manifest.json`), such as `fixtures/formats`.
+pub fn snapshots_in(root: &Path) -> Vec<FixtureSnapshot> {
     let index: Value = read_json(&root.join("index.json"));
     let mut out = Vec::new();
     for t in index["tables"].as_array().expect("tables") {
@@ -73,11 +84,6 @@ pub fn all_snapshots() -> Vec<FixtureSnapshot> {
             });
         }
     }
-    assert!(
-        out.len() >= 78,
-        "fixture index lists {} snapshots",
-        out.len()
-    );
     out
 }
 
@@ -95,7 +101,8 @@ pub fn copy_table(table_dir: &Path) -> tempfile::TempDir {
     tmp
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+/// Copies directory `from` (recursively) to `to`, creating it.
+pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).expect("mkdir");
     for e in std::fs::read_dir(from).expect("read_dir") {
         let e = e.expect("entry");

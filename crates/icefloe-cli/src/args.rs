@@ -2,7 +2,7 @@
 
 use clap::{Args, ValueEnum};
 use icefloe_core::io::StorageConfig;
-use icefloe_core::Table;
+use icefloe_core::{MetadataSelection, OpenOptions, Table};
 
 use crate::time;
 
@@ -18,6 +18,8 @@ pub struct TableArgs {
     pub table: String,
     #[command(flatten)]
     pub storage: StorageArgs,
+    #[command(flatten)]
+    pub open: OpenArgs,
     /// The catalog (`--catalog`) TABLE is a `namespace.table` of.
     #[arg(skip)]
     pub catalog: Option<String>,
@@ -28,8 +30,63 @@ impl TableArgs {
     /// a warehouse, a file of another kind).
     pub async fn open(&self) -> anyhow::Result<Table> {
         match &self.catalog {
-            Some(name) => crate::catalog::load(name, &self.table, self.storage.config()?).await,
-            None => crate::open::open(&self.table, self.storage.config()?).await,
+            Some(name) => {
+                if self.open.is_set() {
+                    anyhow::bail!(
+                        "--metadata-file, --table-uuid, --latest-by-last-updated-ms and --path-map choose files of a table path; a catalog's table is loaded as its catalog says"
+                    );
+                }
+                crate::catalog::load(name, &self.table, self.storage.config()?).await
+            }
+            None => {
+                let opts = self.open.options(self.storage.config()?);
+                crate::open::open(&self.table, &opts).await
+            }
+        }
+    }
+}
+
+/// How a table is opened: which metadata file (ClickHouse's settings) and which recorded
+/// locations to rewrite. The rules are the core's; these are only its flags.
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Opening the table")]
+pub struct OpenArgs {
+    /// Read this metadata file: an absolute path or URL, or a path relative to the table root
+    /// or to its metadata/ directory
+    #[arg(long, value_name = "FILE")]
+    pub metadata_file: Option<String>,
+    /// Consider only metadata files whose table-uuid is UUID (case-insensitive)
+    #[arg(long, value_name = "UUID")]
+    pub table_uuid: Option<String>,
+    /// Take the metadata file with the greatest last-updated-ms, not the highest version
+    #[arg(long)]
+    pub latest_by_last_updated_ms: bool,
+    /// Read files recorded under the prefix OLD from NEW instead; repeatable, the first
+    /// matching OLD wins
+    #[arg(long = "path-map", value_name = "OLD=NEW", value_parser = parse_path_map)]
+    pub path_map: Vec<(String, String)>,
+}
+
+impl OpenArgs {
+    /// The core's options for these flags, with `storage`.
+    pub fn options(&self, storage: StorageConfig) -> OpenOptions {
+        OpenOptions {
+            storage,
+            metadata: MetadataSelection {
+                metadata_file: self.metadata_file.clone(),
+                table_uuid: self.table_uuid.clone(),
+                latest_by_last_updated_ms: self.latest_by_last_updated_ms,
+            },
+            path_map: self.path_map.clone(),
+        }
+    }
+
+    /// Whether any of these flags is given.
+    pub fn is_set(&self) -> bool {
+        self.metadata_file.is_some()
+            || self.table_uuid.is_some()
+            || self.latest_by_last_updated_ms
+            || !self.path_map.is_empty()
         }
     }
 }
@@ -56,6 +113,16 @@ impl StorageArgs {
             .map(|o| StorageConfig::parse_option(o))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(StorageConfig::with_env(std::env::vars(), opts))
+    }
+}
+
+/// `OLD=NEW` of `--path-map`.
+fn parse_path_map(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((old, new)) if !old.is_empty() && !new.is_empty() => {
+            Ok((old.to_string(), new.to_string()))
+        }
+        _ => Err(format!("expected OLD=NEW, got {s:?}")),
     }
 }
 

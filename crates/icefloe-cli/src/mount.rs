@@ -19,6 +19,8 @@ pub struct MountArgs {
     pub source: String,
     /// An existing directory to mount on.
     pub mountpoint: Option<PathBuf>,
+    #[command(flatten)]
+    pub open: crate::args::OpenArgs,
     /// Memory for caching rendered views and metadata, e.g. 256MiB, 1G, 1048576.
     #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = parse_size)]
     pub cache_size: u64,
@@ -66,6 +68,9 @@ pub fn mount(args: MountArgs, catalog: Option<&str>) -> Result<()> {
     let storage = args.storage.config()?;
     // Read now, so that a configuration error is this command's.
     let config = catalog.map(crate::catalog::config).transpose()?;
+    if config.is_some() && args.open.is_set() {
+        bail!("--metadata-file, --table-uuid, --latest-by-last-updated-ms and --path-map choose files of a table path; a catalog's tables are loaded as the catalog says");
+    }
     if args.daemon {
         return daemonize(&args, &source, &mountpoint);
     }
@@ -79,7 +84,7 @@ pub fn mount(args: MountArgs, catalog: Option<&str>) -> Result<()> {
         refresh: Duration::from_secs_f64(args.refresh),
         allow_other: args.allow_other,
         spill_dir: args.spill_dir.clone(),
-        storage,
+        open: args.open.options(storage),
     };
     let on_mounted = || {
         eprintln!(
@@ -89,7 +94,7 @@ pub fn mount(args: MountArgs, catalog: Option<&str>) -> Result<()> {
     };
     match config {
         Some(config) => {
-            let storage = opts.storage.clone();
+            let storage = opts.open.storage.clone();
             let connect: icefloe_fuse::Connect = Box::pin(async move {
                 let c = icefloe_core::catalog::rest::RestCatalog::connect(
                     config,

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use icefloe_core::catalog::{all_tables, TablePath, Warehouse};
 use icefloe_core::io::locate::is_metadata_file;
-use icefloe_core::io::StorageConfig;
-use icefloe_core::Table;
+use icefloe_core::io::{Location, StorageConfig};
+use icefloe_core::{OpenOptions, Table};
 
 /// Why a local path given as `<TABLE>` is not a table.
 #[derive(Debug, thiserror::Error)]
@@ -41,15 +41,12 @@ fn list(tables: &[String]) -> String {
     s
 }
 
-/// Opens `location` through the core's catalog layer (one table by path or URL); if that
-/// fails and `location` is a local path that is not a table, says what it is instead of the
-/// core's error about the missing metadata.
-pub async fn open(location: &str, storage: StorageConfig) -> anyhow::Result<Table> {
+/// Opens `location` through the core's catalog layer (one table by path or URL) as `opts`
+/// say; if that fails and `location` is a local path that is not a table, says what it is
+/// instead of the core's error about the missing metadata.
+pub async fn open(location: &str, opts: &OpenOptions) -> anyhow::Result<Table> {
     let caches = icefloe_core::cache::Caches::global();
-    match TablePath::new(location, storage.clone(), caches)
-        .load()
-        .await
-    {
+    match TablePath::new(location, opts.clone(), caches).load().await {
         Ok(t) => Ok(t),
         Err(e) => Err(match local_path(location) {
             Some(p) => match diagnose(&p).await {
@@ -75,13 +72,10 @@ pub fn missing(location: &str) -> Option<NotATable> {
     })
 }
 
-/// The local path `location` names, if it is local.
+/// The local path `location` names (as the core parses it), if it is local.
 fn local_path(location: &str) -> Option<PathBuf> {
-    match location.strip_prefix("file://") {
-        Some(p) => Some(PathBuf::from(p)),
-        None if location.contains("://") => None,
-        None => Some(PathBuf::from(location)),
-    }
+    let l = Location::parse(location);
+    l.is_local().then(|| PathBuf::from(l.path))
 }
 
 /// What `path` is when it is not a table; `None` when it looks like one (then the core's

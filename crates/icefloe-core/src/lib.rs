@@ -34,5 +34,6 @@ pub mod table;
 pub mod validate;
 
 pub use error::{Error, Result};
+pub use io::locate::MetadataSelection;
 pub use scan::{FileScanTask, Scan, ScanBuilder};
-pub use table::{SnapshotSelector, Table};
+pub use table::{OpenOptions, SnapshotSelector, Table};

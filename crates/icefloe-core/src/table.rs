@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use crate::cache::{get_or_load, Caches};
-use crate::io::locate::locate;
-use crate::io::{Ambient, TableIo};
+use crate::io::locate::{locate_with, MetadataSelection};
+use crate::io::{Ambient, StorageConfig, TableIo};
 use crate::spec::manifest_list::read_manifest_list;
 use crate::spec::{ManifestFile, RefType, Schema, Snapshot, TableMetadata};
 use crate::validate::manifest::check_manifest_list;
@@ -69,6 +69,30 @@ pub fn parse_instant_ms(text: &str) -> crate::Result<i64> {
     )))
 }
 
+/// How to open a table, beyond its location: what a front-end passes through from its flags or
+/// options (CLI and mount flags, FDW table and server options).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OpenOptions {
+    /// Storage settings (credentials, region, endpoint) and whether ambient credentials may be
+    /// used.
+    pub storage: StorageConfig,
+    /// How the metadata file of a table root is chosen (ClickHouse's settings).
+    pub metadata: MetadataSelection,
+    /// Location prefixes to rewrite, `(old, new)`, tried in order before any other
+    /// relocation: for files recorded at a place that has since moved.
+    pub path_map: Vec<(String, String)>,
+}
+
+impl From<StorageConfig> for OpenOptions {
+    /// The table's current metadata as the layout finds it, with this storage.
+    fn from(storage: StorageConfig) -> Self {
+        OpenOptions {
+            storage,
+            ..Default::default()
+        }
+    }
+}
+
 /// An opened table: its storage and one version of its metadata.
 #[derive(Clone)]
 pub struct Table {
@@ -117,9 +141,22 @@ impl Table {
         storage: &[(String, String)],
         ambient: Ambient,
     ) -> crate::Result<Table> {
-        let (io, path) = TableIo::open_with_config(location, storage, ambient)?;
-        let located = locate(&io, &path).await?;
-        let key = io.display(&io.resolve(&located.metadata_file));
+        let opts = OpenOptions::from(StorageConfig::new(storage.to_vec(), ambient));
+        Self::open_with_options(location, caches, &opts).await
+    }
+
+    /// Opens a table with everything [`OpenOptions`] can say. Errors as [`Table::open`], and:
+    /// no metadata file with the wanted `table-uuid`, an explicit metadata file that does not
+    /// exist or whose `table-uuid` differs from the wanted one.
+    pub async fn open_with_options(
+        location: &str,
+        caches: Arc<Caches>,
+        opts: &OpenOptions,
+    ) -> crate::Result<Table> {
+        let (io, path) =
+            TableIo::open_with_config(location, &opts.storage.options, opts.storage.ambient)?;
+        let located = locate_with(&io, &path, &opts.metadata).await?;
+        let key = io.shown(&located.metadata_file);
         let metadata = get_or_load(&caches.metadata, key.clone(), async {
             let bytes = io.read(&located.metadata_file).await?;
             crate::guard::catch(
@@ -134,12 +171,23 @@ impl Table {
             )
         })
         .await?;
+        if let Some(want) = &opts.metadata.table_uuid {
+            let got = metadata.table_uuid.as_deref().unwrap_or("none");
+            if !got.eq_ignore_ascii_case(want) {
+                return Err(crate::Error::Location {
+                    location: key,
+                    reason: format!("its table-uuid is {got}, not {want}"),
+                });
+            }
+        }
         let root = if located.root.is_empty() {
             String::new()
         } else {
             located.root.clone()
         };
-        let io = io.with_roots(&root, &metadata.location);
+        let io = io
+            .with_roots(&root, &metadata.location)
+            .with_path_map(&opts.path_map);
         Ok(Table {
             io,
             metadata,
@@ -293,7 +341,7 @@ impl Table {
     ) -> crate::Result<Arc<Vec<ManifestFile>>> {
         match &snapshot.manifest_list {
             Some(path) => {
-                let key = self.io.display(&self.io.resolve(path));
+                let key = self.io.shown(path);
                 get_or_load(&self.caches.manifest_lists, key.clone(), async {
                     let bytes = self.io.read(path).await?;
                     let list = read_manifest_list(&bytes, &key)?;
@@ -331,7 +379,7 @@ impl Table {
 
 /// Parses metadata JSON straight from the file's bytes, through a gzip stream when they start
 /// with the gzip magic.
-fn parse_json(bytes: &[u8], path: &str) -> crate::Result<serde_json::Value> {
+pub(crate) fn parse_json(bytes: &[u8], path: &str) -> crate::Result<serde_json::Value> {
     let parsed = if bytes.starts_with(&[0x1f, 0x8b]) {
         serde_json::from_reader(std::io::BufReader::new(flate2::read::GzDecoder::new(bytes)))
     } else {

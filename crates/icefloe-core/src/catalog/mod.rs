@@ -3,7 +3,7 @@
 //! namespace, load a table. Implementations: one table by its path or URL ([`TablePath`]), a
 //! Hadoop-layout warehouse on any store ([`Warehouse`]), the Iceberg REST catalog (`rest`).
 //!
-//! Storage configuration comes in from the caller ([`StorageConfig`]); no catalog reads the
+//! Storage configuration comes in from the caller ([`StorageConfig`](crate::io::StorageConfig)); no catalog reads the
 //! process environment.
 
 pub mod ident;
@@ -16,8 +16,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 use crate::cache::Caches;
-use crate::io::StorageConfig;
-use crate::Table;
+use crate::{OpenOptions, Table};
 
 pub use ident::{Namespace, TableIdent};
 pub use path::TablePath;
@@ -62,14 +61,16 @@ pub async fn all_tables(catalog: &dyn Catalog) -> crate::Result<Vec<TableIdent>>
 
 /// The catalog of a location: [`TablePath`] when it is a table (a metadata file, or a
 /// directory holding `metadata/` with metadata files), else a [`Warehouse`] rooted there.
+/// `open` is a [`StorageConfig`](crate::io::StorageConfig) alone or every [`OpenOptions`] setting, for every table.
 pub async fn open(
     location: &str,
-    storage: StorageConfig,
+    open: impl Into<OpenOptions>,
     caches: Arc<Caches>,
 ) -> crate::Result<Arc<dyn Catalog>> {
-    if warehouse::is_table_location(location, &storage).await? {
-        Ok(Arc::new(TablePath::new(location, storage, caches)))
+    let open = open.into();
+    if warehouse::is_table_location(location, &open.storage).await? {
+        Ok(Arc::new(TablePath::new(location, open, caches)))
     } else {
-        Ok(Arc::new(Warehouse::new(location, storage, caches)?))
+        Ok(Arc::new(Warehouse::new(location, open, caches)?))
     }
 }

@@ -7,23 +7,25 @@ use async_trait::async_trait;
 
 use super::{Catalog, Namespace, TableIdent};
 use crate::cache::Caches;
+#[cfg(doc)]
 use crate::io::StorageConfig;
-use crate::Table;
+use crate::{OpenOptions, Table};
 
 /// One table by location.
 #[derive(Debug, Clone)]
 pub struct TablePath {
     location: String,
-    storage: StorageConfig,
+    open: OpenOptions,
     caches: Arc<Caches>,
 }
 
 impl TablePath {
-    /// The table at `location` (nothing is read until it is loaded).
-    pub fn new(location: &str, storage: StorageConfig, caches: Arc<Caches>) -> TablePath {
+    /// The table at `location`, opened with `open` (a [`StorageConfig`] alone, or every
+    /// [`OpenOptions`] setting); nothing is read until it is loaded.
+    pub fn new(location: &str, open: impl Into<OpenOptions>, caches: Arc<Caches>) -> TablePath {
         TablePath {
             location: location.to_string(),
-            storage,
+            open: open.into(),
             caches,
         }
     }
@@ -42,13 +44,7 @@ impl TablePath {
 
     /// Loads the table (its current metadata).
     pub async fn load(&self) -> crate::Result<Table> {
-        Table::open_with_config(
-            &self.location,
-            self.caches.clone(),
-            &self.storage.options,
-            self.storage.ambient,
-        )
-        .await
+        Table::open_with_options(&self.location, self.caches.clone(), &self.open).await
     }
 }
 

@@ -13,7 +13,7 @@ use super::{Catalog, Namespace, TableIdent};
 use crate::cache::Caches;
 use crate::io::locate::is_metadata_file;
 use crate::io::{StorageConfig, TableIo};
-use crate::Table;
+use crate::{OpenOptions, Table};
 
 /// How many directories are probed for `metadata/` at once when listing.
 const PROBES_IN_FLIGHT: usize = 8;
@@ -24,19 +24,25 @@ pub struct Warehouse {
     location: String,
     io: TableIo,
     root: String,
-    storage: StorageConfig,
+    open: OpenOptions,
     caches: Arc<Caches>,
 }
 
 impl Warehouse {
-    /// The warehouse at `location` (a path or URL); nothing is read yet.
-    pub fn new(location: &str, storage: StorageConfig, caches: Arc<Caches>) -> crate::Result<Self> {
-        let (io, root) = storage.open(location)?;
+    /// The warehouse at `location` (a path or URL), its tables opened with `open` (a
+    /// [`StorageConfig`] alone, or every [`OpenOptions`] setting); nothing is read yet.
+    pub fn new(
+        location: &str,
+        open: impl Into<OpenOptions>,
+        caches: Arc<Caches>,
+    ) -> crate::Result<Self> {
+        let open = open.into();
+        let (io, root) = open.storage.open(location)?;
         Ok(Warehouse {
             location: location.trim_end_matches('/').to_string(),
             io,
             root: root.trim_end_matches('/').to_string(),
-            storage,
+            open,
             caches,
         })
     }
@@ -166,11 +172,10 @@ impl Catalog for Warehouse {
                 reason: format!("{}/{rel}/metadata/ holds no metadata file", self.location),
             });
         }
-        Table::open_with_config(
+        Table::open_with_options(
             &format!("{}/{rel}", self.location),
             self.caches.clone(),
-            &self.storage.options,
-            self.storage.ambient,
+            &self.open,
         )
         .await
     }

@@ -1,16 +1,19 @@
 //! Equality delete files (spec: "Equality Delete Files"): a row is deleted when its values
 //! equal all delete columns of some delete row. NULL equals NULL here, as the spec requires.
+//! A delete column may be a field nested in structs (`s.k`). As in Iceberg Java (whose struct
+//! projection keeps a NULL struct NULL), a NULL struct above the field differs from a present
+//! struct whose field is NULL: the key holds each struct's presence, then the field.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use arrow::array::ArrayRef;
+use arrow::array::{Array, ArrayRef, BooleanArray, StructArray};
+use arrow::compute::{is_null, nullif};
 use arrow::datatypes::DataType;
 use arrow::row::{RowConverter, SortField};
 use futures::TryStreamExt;
-use parquet::arrow::ProjectionMask;
 
-use crate::io::parquet::open_parquet;
+use crate::io::file::FileReader;
 use crate::io::TableIo;
 use crate::scan::adapt::cast_exact;
 use crate::scan::arrow_schema::{field_id, type_to_arrow};
@@ -20,7 +23,8 @@ use crate::spec::{DataFile, Type};
 pub struct EqualityDeleteSet {
     /// Field ids of the delete columns, in key order.
     pub equality_ids: Vec<i32>,
-    /// Arrow type of each key column (the table's type for that field id).
+    /// Arrow type of each key column: for each delete column, a presence flag per struct above
+    /// it (see [`key_columns`]), then the table's type for that field id.
     pub types: Vec<DataType>,
     keys: HashSet<Box<[u8]>>,
     bytes: usize,
@@ -69,78 +73,147 @@ impl EqualityDeleteSet {
     }
 }
 
+/// Rows decoded per batch of an equality delete file.
+const BATCH_ROWS: usize = 8192;
+
+/// The key columns of the field at `path` (field ids below the struct column `arr`): whether
+/// each struct on the way is present (`arr` first), then the field, NULL below a NULL struct.
+/// `arr` itself when `path` is empty. `None` when a field on the path is absent.
+pub fn key_columns(arr: &ArrayRef, path: &[i32]) -> Result<Option<Vec<ArrayRef>>, String> {
+    let mut out = Vec::new();
+    let mut cur = arr.clone();
+    for id in path {
+        let s = cur.as_any().downcast_ref::<StructArray>().ok_or_else(|| {
+            format!(
+                "expected a struct above field {id}, found {}",
+                cur.data_type()
+            )
+        })?;
+        let Some(i) = s.fields().iter().position(|f| field_id(f) == Some(*id)) else {
+            return Ok(None);
+        };
+        let present: BooleanArray = (0..s.len()).map(|r| Some(s.is_valid(r))).collect();
+        out.push(std::sync::Arc::new(present) as ArrayRef);
+        let mut child = s.column(i).clone();
+        if s.null_count() > 0 {
+            let nulls = is_null(s).map_err(|e| e.to_string())?;
+            child = nullif(&child, &nulls).map_err(|e| e.to_string())?;
+        }
+        cur = child;
+    }
+    out.push(cur);
+    Ok(Some(out))
+}
+
+/// The file field at `path` (field ids) below struct field `top`, if the file has it.
+fn field_at<'a>(
+    top: &'a arrow::datatypes::Field,
+    path: &[i32],
+) -> Option<&'a arrow::datatypes::Field> {
+    let mut cur = top;
+    for id in path {
+        let DataType::Struct(children) = cur.data_type() else {
+            return None;
+        };
+        cur = children.iter().find(|f| field_id(f) == Some(*id))?;
+    }
+    Some(cur)
+}
+
+/// The key types of a delete column `depth` structs deep: a presence flag per struct, then the
+/// field's type.
+pub fn key_types(depth: usize, leaf: DataType) -> Vec<DataType> {
+    let mut t = vec![DataType::Boolean; depth];
+    t.push(leaf);
+    t
+}
+
 /// Reads an equality delete file. `types_by_id` gives the table type of each field id (so the
-/// delete keys compare with data values after type promotion). Errors: unreadable file, a
-/// delete column missing from the file, a nested delete column.
+/// delete keys compare with data values after type promotion), `paths_by_id` the struct path
+/// to each field. Errors: unreadable file, a delete column missing from the file, a delete
+/// column that is not a primitive reachable through structs.
 pub async fn read_equality_deletes(
     io: &TableIo,
     delete_file: &DataFile,
     types_by_id: &HashMap<i32, Type>,
+    paths_by_id: &HashMap<i32, Vec<i32>>,
 ) -> crate::Result<EqualityDeleteSet> {
-    let shown = io.display(&io.resolve(&delete_file.file_path));
+    let file = FileReader::open(io, delete_file, BATCH_ROWS).await?;
+    let shown = file.shown().to_string();
     let err = |r: String| crate::Error::delete_file(&shown, r);
     if delete_file.equality_ids.is_empty() {
         return Err(err("equality delete file without equality_ids".into()));
     }
-    let builder = open_parquet(io, &delete_file.file_path, delete_file.file_size_in_bytes).await?;
-    let schema = builder.schema().clone();
-    let mut roots = Vec::new();
+    let schema = file.schema().clone();
+    // (index of the top-level column in the file, path below it, key type) per delete column.
+    let mut keys_at = Vec::new();
     let mut types = Vec::new();
     for id in &delete_file.equality_ids {
-        let idx = schema
-            .fields()
-            .iter()
-            .position(|f| field_id(f) == Some(*id))
-            .ok_or_else(|| {
-                err(format!(
-                    "delete column with field id {id} is not in the file"
-                ))
-            })?;
         let ty = types_by_id
             .get(id)
             .ok_or_else(|| err(format!("field id {id} is in no schema of the table")))?;
-        crate::validate::column_type::check_column(
-            &schema.fields()[idx],
-            *id,
-            ty,
-            None,
-            crate::validate::column_type::Rules {
-                format_version: 3,
-                has_int96: false,
-            },
-        )
-        .map_err(&err)?;
+        let path = paths_by_id.get(id).ok_or_else(|| {
+            crate::Error::Unsupported(format!(
+                "{shown}: equality delete on field {id}, which is inside a list or map"
+            ))
+        })?;
         if ty.is_nested() {
             return Err(crate::Error::Unsupported(format!(
                 "{shown}: equality delete on nested field {id}"
             )));
         }
-        roots.push(idx);
-        types.push(type_to_arrow(ty));
+        let idx = schema
+            .fields()
+            .iter()
+            .position(|f| field_id(f) == Some(path[0]))
+            .ok_or_else(|| {
+                err(format!(
+                    "delete column with field id {} is not in the file",
+                    path[0]
+                ))
+            })?;
+        if let Some(field) = field_at(&schema.fields()[idx], &path[1..]) {
+            crate::validate::column_type::check_column(
+                field,
+                *id,
+                ty,
+                None,
+                crate::validate::column_type::Rules {
+                    format_version: 3,
+                    has_int96: false,
+                },
+            )
+            .map_err(&err)?;
+        }
+        keys_at.push((idx, &path[1..], types.len() + path.len() - 1));
+        types.extend(key_types(path.len() - 1, type_to_arrow(ty)));
     }
-    let mut sorted = roots.clone();
-    sorted.sort_unstable();
-    let mask = ProjectionMask::roots(builder.parquet_schema(), sorted.iter().copied());
+    let mut roots: Vec<usize> = keys_at.iter().map(|(i, _, _)| *i).collect();
+    roots.sort_unstable();
+    roots.dedup();
     let converter = RowConverter::new(types.iter().map(|t| SortField::new(t.clone())).collect())
         .map_err(|e| err(e.to_string()))?;
-    let mut stream = builder
-        .with_projection(mask)
-        .build()
-        .map_err(|e| err(e.to_string()))?;
+    let mut stream = file.stream(roots.clone(), None)?;
     let mut keys = HashSet::new();
     let mut bytes = 0;
-    while let Some(batch) = stream.try_next().await.map_err(|e| err(e.to_string()))? {
-        let cols = roots
-            .iter()
-            .zip(&types)
-            .map(|(root, t)| {
-                let at = sorted
-                    .iter()
-                    .position(|r| r == root)
-                    .expect("root is projected");
-                cast_exact(batch.column(at), t).map_err(|e| err(e.to_string()))
-            })
-            .collect::<crate::Result<Vec<_>>>()?;
+    while let Some(batch) = stream.try_next().await? {
+        let mut cols = Vec::with_capacity(types.len());
+        for ((root, below, leaf_at), id) in keys_at.iter().zip(&delete_file.equality_ids) {
+            let at = roots
+                .iter()
+                .position(|r| r == root)
+                .expect("root is projected");
+            let mut key = key_columns(batch.column(at), below)
+                .map_err(&err)?
+                .ok_or_else(|| {
+                    err(format!(
+                        "delete column with field id {id} is not in the file"
+                    ))
+                })?;
+            let leaf = key.pop().expect("a leaf");
+            cols.extend(key);
+            cols.push(cast_exact(&leaf, &types[*leaf_at]).map_err(|e| err(e.to_string()))?);
+        }
         let rows = converter
             .convert_columns(&cols)
             .map_err(|e| err(e.to_string()))?;
@@ -163,20 +236,19 @@ pub async fn load_equality_set(
     table: &crate::table::Table,
     delete_file: &DataFile,
     types_by_id: &HashMap<i32, Type>,
+    paths_by_id: &HashMap<i32, Vec<i32>>,
 ) -> crate::Result<Arc<EqualityDeleteSet>> {
     let io = table.io();
-    // The keys are decoded to the table's current types of the delete columns.
-    let types: Vec<Option<&Type>> = delete_file
+    // The keys are decoded to the table's current types of the delete columns, found by their
+    // struct paths.
+    let keys: Vec<(Option<&Type>, Option<&Vec<i32>>)> = delete_file
         .equality_ids
         .iter()
-        .map(|id| types_by_id.get(id))
+        .map(|id| (types_by_id.get(id), paths_by_id.get(id)))
         .collect();
-    let key = format!(
-        "{}#{types:?}",
-        io.display(&io.resolve(&delete_file.file_path))
-    );
+    let key = format!("{}#{keys:?}", io.shown(&delete_file.file_path));
     crate::cache::get_or_load(&table.caches().equality_deletes, key, async {
-        read_equality_deletes(io, delete_file, types_by_id).await
+        read_equality_deletes(io, delete_file, types_by_id, paths_by_id).await
     })
     .await
 }

@@ -1,15 +1,20 @@
-//! V2 position delete files (spec: "Position Delete Files"): Parquet rows of
-//! (`file_path`, `pos`), sorted by path then position.
+//! V2 position delete files (spec: "Position Delete Files"): rows of (`file_path`, `pos`),
+//! sorted by path then position, in any data file format. `file_path` is read whatever Arrow
+//! layout the file decodes to (string, large string, string view, dictionary).
 
 use arrow::array::{Array, Int64Array, StringArray};
+use arrow::compute::cast;
+use arrow::datatypes::DataType;
 use futures::TryStreamExt;
-use parquet::arrow::ProjectionMask;
 use roaring::RoaringTreemap;
 
-use crate::io::parquet::open_parquet;
+use crate::io::file::FileReader;
 use crate::io::TableIo;
 use crate::scan::arrow_schema::{field_id, DELETE_FILE_PATH_FIELD_ID, DELETE_POS_FIELD_ID};
 use crate::spec::DataFile;
+
+/// Rows decoded per batch of a position delete file.
+const BATCH_ROWS: usize = 8192;
 
 /// The indices of the `file_path` (string) and `pos` (long) columns of a position delete
 /// file: by their reserved field ids, or by name in a file without ids. Anything else is not
@@ -18,7 +23,6 @@ pub fn delete_columns(
     schema: &arrow::datatypes::Schema,
     shown: &str,
 ) -> crate::Result<(usize, usize)> {
-    use arrow::datatypes::DataType;
     let find = |id: i32, name: &str| {
         schema
             .fields()
@@ -35,10 +39,7 @@ pub fn delete_columns(
         ));
     };
     let path_type = schema.field(path_idx).data_type();
-    if !matches!(
-        path_type,
-        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
-    ) {
+    if !is_string_like(path_type) {
         return Err(crate::Error::delete_file(
             shown,
             format!("file_path is {path_type}, not a string column"),
@@ -57,9 +58,8 @@ pub fn delete_columns(
 /// Checks that a position delete file that applies to no data file of a scan is one: it
 /// opens and has the `file_path` and `pos` columns.
 pub async fn check_position_delete_file(io: &TableIo, delete_file: &DataFile) -> crate::Result<()> {
-    let shown = io.display(&io.resolve(&delete_file.file_path));
-    let builder = open_parquet(io, &delete_file.file_path, delete_file.file_size_in_bytes).await?;
-    delete_columns(builder.schema(), &shown).map(|_| ())
+    let file = FileReader::open(io, delete_file, BATCH_ROWS).await?;
+    delete_columns(file.schema(), file.shown()).map(|_| ())
 }
 
 /// Adds to `out` the positions that `delete_file` deletes in the data file written at
@@ -70,27 +70,37 @@ pub async fn read_position_deletes(
     data_path: &str,
     out: &mut RoaringTreemap,
 ) -> crate::Result<()> {
-    let shown = io.display(&io.resolve(&delete_file.file_path));
+    let file = FileReader::open(io, delete_file, BATCH_ROWS).await?;
+    let shown = file.shown().to_string();
     let err = |r: String| crate::Error::delete_file(&shown, r);
-    let builder = open_parquet(io, &delete_file.file_path, delete_file.file_size_in_bytes).await?;
-    let (path_idx, pos_idx) = delete_columns(builder.schema(), &shown)?;
-    let mask = ProjectionMask::roots(builder.parquet_schema(), [path_idx, pos_idx]);
-    let mut stream = builder
-        .with_projection(mask)
-        .build()
-        .map_err(|e| err(e.to_string()))?;
+    let (path_idx, pos_idx) = delete_columns(file.schema(), &shown)?;
+    let mut roots = vec![path_idx, pos_idx];
+    roots.sort_unstable();
+    let mut stream = file.stream(roots, None)?;
     let (pi, si) = if path_idx < pos_idx { (0, 1) } else { (1, 0) };
-    while let Some(batch) = stream.try_next().await.map_err(|e| err(e.to_string()))? {
-        let paths = batch
-            .column(pi)
+    while let Some(batch) = stream.try_next().await? {
+        let paths = batch.column(pi);
+        if !is_string_like(paths.data_type()) {
+            return Err(err(format!(
+                "file_path is {}, not a string column",
+                paths.data_type()
+            )));
+        }
+        let paths = cast(paths, &DataType::Utf8).map_err(|e| err(format!("file_path: {e}")))?;
+        let paths = paths
             .as_any()
             .downcast_ref::<StringArray>()
-            .ok_or_else(|| err("file_path is not a string column".into()))?;
+            .expect("cast to Utf8");
         let pos = batch
             .column(si)
             .as_any()
             .downcast_ref::<Int64Array>()
-            .ok_or_else(|| err("pos is not a long column".into()))?;
+            .ok_or_else(|| {
+                err(format!(
+                    "pos is {}, not a long column",
+                    batch.column(si).data_type()
+                ))
+            })?;
         for i in 0..batch.num_rows() {
             if paths.is_valid(i) && paths.value(i) == data_path {
                 if !pos.is_valid(i) || pos.value(i) < 0 {
@@ -101,4 +111,13 @@ pub async fn read_position_deletes(
         }
     }
     Ok(())
+}
+
+/// Whether an Arrow type holds strings (any offset width, views, or dictionary-encoded).
+fn is_string_like(t: &DataType) -> bool {
+    match t {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => true,
+        DataType::Dictionary(_, v) => is_string_like(v),
+        _ => false,
+    }
 }

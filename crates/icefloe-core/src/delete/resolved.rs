@@ -25,7 +25,7 @@ pub async fn deleted_positions(
     let data_path = &task.data_file.file_path;
     if let Some(dv) = &task.deletion_vector {
         let f = &dv.file;
-        let shown = io.display(&io.resolve(&f.file_path));
+        let shown = io.shown(&f.file_path);
         let key = format!(
             "{shown}@{:?}+{:?}",
             f.content_offset, f.content_size_in_bytes
@@ -70,7 +70,7 @@ pub async fn deleted_positions(
     if task.position_deletes.is_empty() {
         return Ok(None);
     }
-    let mut key = io.display(&io.resolve(data_path));
+    let mut key = io.shown(data_path);
     for d in &task.position_deletes {
         key.push('|');
         key.push_str(&d.file.file_path);

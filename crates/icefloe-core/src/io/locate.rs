@@ -1,8 +1,9 @@
 //! Finding a table's current metadata file, as ClickHouse and the Hadoop catalog do:
 //! an explicit metadata file wins; else `metadata/version-hint.text`; else the highest
-//! `vN.metadata.json` or `NNNNN-<uuid>.metadata.json` (gzip-compressed forms included).
-
-use std::io::Read;
+//! `vN.metadata.json` or `NNNNN-<uuid>.metadata.json` (gzip-compressed forms included). With
+//! ClickHouse's settings ([`MetadataSelection`]) the candidates can be limited to one
+//! `table-uuid` and ordered by `last-updated-ms`; names without a version
+//! (`vfinal.metadata.json`) are always ordered by `last-updated-ms`.
 
 use super::store::TableIo;
 
@@ -13,6 +14,28 @@ pub struct Located {
     pub root: String,
     /// Path of the chosen metadata file inside the store.
     pub metadata_file: String,
+}
+
+/// How to choose a table root's metadata file: ClickHouse's Iceberg table settings
+/// `iceberg_metadata_file_path`, `iceberg_metadata_table_uuid` and
+/// `iceberg_recent_metadata_file_by_last_updated_ms_field`. The default is the Hadoop
+/// catalog's rule (version hint, else the highest version).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MetadataSelection {
+    /// This metadata file: an absolute path or URL, or a path relative to the table root
+    /// (`metadata/v3.metadata.json`) or to its `metadata/` directory (`v3.metadata.json`).
+    pub metadata_file: Option<String>,
+    /// Only metadata files whose `table-uuid` is this one (compared case-insensitively).
+    pub table_uuid: Option<String>,
+    /// The candidate with the greatest `last-updated-ms`, not the highest version number.
+    pub latest_by_last_updated_ms: bool,
+}
+
+impl MetadataSelection {
+    /// Whether choosing needs every candidate's contents (not only its name).
+    fn reads_candidates(&self) -> bool {
+        self.table_uuid.is_some() || self.latest_by_last_updated_ms
+    }
 }
 
 /// Whether a file name is a table metadata file (plain or gzip).
@@ -40,6 +63,16 @@ pub fn metadata_version(name: &str) -> Option<u64> {
 /// Resolves `path` (inside the store): a metadata file, or a table root directory.
 /// Errors say what was looked for.
 pub async fn locate(io: &TableIo, path: &str) -> crate::Result<Located> {
+    locate_with(io, path, &MetadataSelection::default()).await
+}
+
+/// Like [`locate`], choosing a table root's metadata file as `sel` says. A `path` naming a
+/// metadata file is taken as it is (the caller checks its `table-uuid`).
+pub async fn locate_with(
+    io: &TableIo,
+    path: &str,
+    sel: &MetadataSelection,
+) -> crate::Result<Located> {
     let path = path.trim_end_matches('/');
     let name = path.rsplit('/').next().unwrap_or(path);
     if is_metadata_file(name) {
@@ -60,7 +93,19 @@ pub async fn locate(io: &TableIo, path: &str) -> crate::Result<Located> {
         location: path.to_string(),
         reason,
     };
+    if let Some(f) = &sel.metadata_file {
+        return explicit(io, path, f).await;
+    }
     let files = io.list_dir(&meta_dir).await?;
+    let metadata_files: Vec<&String> = files.iter().filter(|f| is_metadata_file(f)).collect();
+    let unversioned = metadata_files.iter().any(|f| metadata_version(f).is_none());
+    if sel.reads_candidates() || (unversioned && !files.iter().any(|f| f == "version-hint.text")) {
+        let f = by_contents(io, &meta_dir, &metadata_files, sel).await?;
+        return Ok(Located {
+            root: path.to_string(),
+            metadata_file: format!("{meta_dir}/{f}"),
+        });
+    }
     if files.iter().any(|f| f == "version-hint.text") {
         let text = io.read(&hint).await?;
         let v = String::from_utf8_lossy(&text).trim().to_string();
@@ -112,18 +157,97 @@ pub async fn locate(io: &TableIo, path: &str) -> crate::Result<Located> {
     }
 }
 
-/// Decompresses gzip metadata (`*.gz.metadata.json`, `*.metadata.json.gz`, or any file that
-/// starts with the gzip magic); other bytes are returned as they are.
-pub fn maybe_gunzip(bytes: &[u8], path: &str) -> crate::Result<Vec<u8>> {
-    if bytes.starts_with(&[0x1f, 0x8b]) {
-        let mut out = Vec::new();
-        flate2::read::GzDecoder::new(bytes)
-            .read_to_end(&mut out)
-            .map_err(|e| crate::Error::metadata(path, format!("corrupt gzip: {e}")))?;
-        Ok(out)
+/// An explicit metadata file: absolute, or relative to the table root or its `metadata/`.
+async fn explicit(io: &TableIo, root: &str, file: &str) -> crate::Result<Located> {
+    let absolute = !super::location::Location::parse(file).is_relative();
+    let candidates = if absolute {
+        vec![file.to_string()]
     } else {
-        Ok(bytes.to_vec())
+        let rel = file.trim_start_matches("./");
+        vec![format!("{root}/{rel}"), format!("{root}/metadata/{rel}")]
+    };
+    for c in &candidates {
+        if io.exists(c).await? {
+            return Ok(Located {
+                root: root.to_string(),
+                metadata_file: c.clone(),
+            });
+        }
     }
+    Err(crate::Error::Location {
+        location: root.to_string(),
+        reason: format!(
+            "the metadata file {file} does not exist (looked for {})",
+            candidates.join(", ")
+        ),
+    })
+}
+
+/// Chooses among `names` (metadata files in `dir`) by their contents: only those with the
+/// wanted `table-uuid`, then the greatest `last-updated-ms` (when asked, or when a name carries
+/// no version), else the highest version; ties go to the higher version, then the name.
+async fn by_contents(
+    io: &TableIo,
+    dir: &str,
+    names: &[&String],
+    sel: &MetadataSelection,
+) -> crate::Result<String> {
+    let mut candidates = Vec::new();
+    let mut uuids = Vec::new();
+    for name in names {
+        let p = format!("{dir}/{name}");
+        let shown = io.shown(&p);
+        let v = crate::table::parse_json(&io.read(&p).await?, &shown)?;
+        let uuid = v
+            .get("table-uuid")
+            .and_then(|u| u.as_str())
+            .map(str::to_string);
+        if let Some(want) = &sel.table_uuid {
+            if !uuid
+                .as_deref()
+                .is_some_and(|u| u.eq_ignore_ascii_case(want))
+            {
+                uuids.push(uuid.unwrap_or_else(|| "none".into()));
+                continue;
+            }
+        }
+        let ms = v
+            .get("last-updated-ms")
+            .and_then(|m| m.as_i64())
+            .ok_or_else(|| {
+                crate::Error::metadata(&shown, "no last-updated-ms (required by the spec)")
+            })?;
+        candidates.push((ms, metadata_version(name), (*name).clone()));
+    }
+    let unversioned = candidates.iter().any(|(_, v, _)| v.is_none());
+    let best = if sel.latest_by_last_updated_ms || unversioned {
+        candidates
+            .into_iter()
+            .max_by(|a, b| (a.0, a.1, &a.2).cmp(&(b.0, b.1, &b.2)))
+    } else {
+        candidates
+            .into_iter()
+            .max_by(|a, b| (a.1, a.0, &a.2).cmp(&(b.1, b.0, &b.2)))
+    };
+    best.map(|(_, _, name)| name)
+        .ok_or_else(|| crate::Error::Location {
+            location: dir.to_string(),
+            reason: match &sel.table_uuid {
+                Some(want) => {
+                    uuids.sort();
+                    uuids.dedup();
+                    format!(
+                        "no metadata file has table-uuid {want} (found: {})",
+                        if uuids.is_empty() {
+                            "no metadata files".into()
+                        } else {
+                            uuids.join(", ")
+                        }
+                    )
+                }
+                None => format!("no *.metadata.json in {dir}"),
+            },
+        })
 }
 
 #[cfg(test)]

@@ -1,8 +1,13 @@
-//! Storage: object stores, path relocation, and finding a table's current metadata file.
+//! Storage: object stores, path relocation, finding a table's current metadata file, and
+//! opening data and delete files of every format.
 
+pub mod avro;
 pub mod config;
+pub mod field_ids;
+pub mod file;
 pub mod locate;
 pub mod location;
+pub mod orc;
 pub mod parquet;
 pub mod regular;
 pub mod relist;
@@ -10,5 +15,5 @@ pub mod remote;
 pub mod store;
 
 pub use config::StorageConfig;
-pub use location::{classify, parse_location, LocationKind};
+pub use location::{classify, parse_location, Location, LocationKind};
 pub use store::{Ambient, TableIo};

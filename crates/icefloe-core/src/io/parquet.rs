@@ -1,6 +1,7 @@
 //! Parquet files read through `object_store` by the async Arrow reader: an
-//! `AsyncFileReader` over our store, with the footer fetched in one request when the size is
-//! known from the manifest.
+//! `AsyncFileReader` over our store. The footer comes from one suffix request, which also tells
+//! the object's real size: a manifest's `file_size_in_bytes` can disagree with the object (files
+//! rewritten or copied by other tools), and a footer read at a wrong offset must never happen.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -26,7 +27,21 @@ const FOOTER_PREFETCH: usize = 64 * 1024;
 pub struct StoreFileReader {
     store: Arc<dyn ObjectStore>,
     path: Path,
+    /// The object's real size.
     size: u64,
+    /// The last bytes of the object, fetched when it was opened; ranges inside are served
+    /// from memory.
+    tail: Bytes,
+}
+
+impl StoreFileReader {
+    fn cached(&self, range: &Range<u64>) -> Option<Bytes> {
+        let start = self.size - self.tail.len() as u64;
+        (range.start >= start && range.end <= self.size).then(|| {
+            self.tail
+                .slice((range.start - start) as usize..(range.end - start) as usize)
+        })
+    }
 }
 
 fn to_parquet_err(e: object_store::Error) -> ParquetError {
@@ -36,6 +51,9 @@ fn to_parquet_err(e: object_store::Error) -> ParquetError {
 impl AsyncFileReader for StoreFileReader {
     fn get_bytes(&mut self, range: Range<u64>) -> BoxFuture<'_, parquet::errors::Result<Bytes>> {
         async move {
+            if let Some(b) = self.cached(&range) {
+                return Ok(b);
+            }
             self.store
                 .get_range(&self.path, range)
                 .await
@@ -65,7 +83,7 @@ impl AsyncFileReader for StoreFileReader {
             let size = self.size;
             let metadata = ParquetMetaDataReader::new()
                 .with_arrow_reader_options(options)
-                .with_prefetch_hint(Some(FOOTER_PREFETCH))
+                .with_prefetch_hint(Some(self.tail.len()))
                 .load_and_finish(self, size)
                 .await?;
             Ok(Arc::new(metadata))
@@ -74,9 +92,9 @@ impl AsyncFileReader for StoreFileReader {
     }
 }
 
-/// Opens a Parquet file written at `written` (a path as recorded in a manifest) whose size is
-/// `size` bytes (from the manifest; 0 or less = ask the store). Errors name the file: missing,
-/// or not Parquet.
+/// Opens a Parquet file written at `written` (a path as recorded in a manifest). `size` is the
+/// manifest's `file_size_in_bytes`: only compared with the object's real size, which is the one
+/// used. Errors name the file: missing, or not Parquet.
 pub async fn open_parquet(
     io: &TableIo,
     written: &str,
@@ -94,21 +112,18 @@ pub async fn open_parquet_with(
     size: i64,
     page_index: bool,
 ) -> crate::Result<ParquetRecordBatchStreamBuilder<StoreFileReader>> {
-    let path = io.resolve(written);
-    let shown = io.display(&path);
-    super::regular::ensure_regular(&path, &shown)?;
-    let size = if size > 0 {
-        size as u64
-    } else {
-        match io.store().head(&path).await {
-            Ok(meta) => meta.size,
-            Err(e) => return Err(crate::Error::from_store(&shown, e)),
-        }
-    };
+    let (store, path, shown) = io.file(written)?;
+    let (tail, real) = io.tail(written, FOOTER_PREFETCH as u64).await?;
+    if size != real as i64 {
+        tracing::debug!(
+            "{shown}: the manifest records {size} bytes but the object has {real}; using {real}"
+        );
+    }
     let reader = StoreFileReader {
-        store: io.store().clone(),
+        store,
         path,
-        size,
+        size: real,
+        tail,
     };
     let policy = if page_index {
         PageIndexPolicy::Optional

@@ -98,7 +98,7 @@ pub fn open_remote_with(
     s3_credentials: Option<S3Credentials>,
 ) -> Result<Arc<dyn ObjectStore>, String> {
     let env: Vec<(String, String)> = match ambient {
-        Ambient::Use => std::env::vars()
+        Ambient::Use | Ambient::TableOnly => std::env::vars()
             .filter(|(k, _)| {
                 k.starts_with("AWS_") || k.starts_with("GOOGLE_") || k.starts_with("AZURE_")
             })

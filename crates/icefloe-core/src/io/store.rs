@@ -1,32 +1,60 @@
-//! Object storage for one table through `object_store`, with path relocation: a table opened
-//! somewhere other than its recorded `location` still resolves its absolute file paths.
+//! Object storage for one table through `object_store`, with path relocation. A path written in
+//! table metadata (parsed by [`Location::parse`], never percent-decoded) resolves, in order:
+//! 1. through the caller's path map (`OLD=NEW` prefixes), taken as it is after that;
+//! 2. relative paths: below the table root (`./t/data/x` under a relative recorded `./t`, or
+//!    `data/x` relative to the root);
+//! 3. below the recorded table `location`: the same place below where the table was opened;
+//! 4. below the recorded warehouse (the recorded location minus the path components it shares
+//!    at its end with the opened root): the same place below the opened warehouse, so that a
+//!    warehouse copied elsewhere as a whole resolves files written outside the table directory;
+//! 5. anything else where it is written, in its own store (scheme and bucket). A table opened
+//!    in an object store never reads local files this way (its metadata could otherwise name
+//!    any file of the machine reading it); only the caller's path map may lead there.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
-use url::Url;
 
-use super::location::parse_location;
+pub use super::location::Location;
 
 /// A store plus the table root it was opened at. Cheap to clone.
 #[derive(Clone, Debug)]
 pub struct TableIo {
     store: Arc<dyn ObjectStore>,
-    /// URL of the store's root, e.g. `file:///` or `s3://bucket/`.
-    base: Url,
+    /// The opened store (scheme and authority; empty path).
+    base: Location,
     /// The table root where it was opened, as a path inside the store (no trailing slash).
     root: String,
-    /// The table root recorded in metadata (set once metadata is read), as written.
-    recorded: Option<String>,
+    /// The table root recorded in metadata (set once metadata is read).
+    recorded: Option<Location>,
+    /// Recorded warehouse root and the opened one (a path in this store), when they differ.
+    warehouse: Option<(Location, String)>,
+    /// Caller's prefix rewrites, first match wins.
+    path_map: Arc<Vec<(Location, String)>>,
+    /// Storage settings, for the other stores files may live in.
+    options: Arc<Vec<(String, String)>>,
+    /// Whether stores may use the machine's ambient credentials.
+    ambient: Ambient,
+    /// Other stores opened for files outside this one, by [`Location::store_key`].
+    others: Arc<Mutex<HashMap<String, Arc<dyn ObjectStore>>>>,
+}
+
+/// Where a written path resolved to.
+struct Target {
+    store: Arc<dyn ObjectStore>,
+    path: Path,
+    shown: String,
 }
 
 impl TableIo {
-    /// Opens storage for `location`: a local path, or a `file://`, `s3://`, `s3a://`, `gs://`,
-    /// `az://`, `abfs(s)://` URL. Cloud stores are configured from the usual environment
-    /// variables (`AWS_*`, `GOOGLE_*`, `AZURE_*`). Returns the store and the path of
-    /// `location` inside it.
+    /// Opens storage for `location`: a local path (relative to the working directory or
+    /// absolute), or a `file:`, `s3://`, `s3a://`, `gs://`, `az://`, `abfs(s)://` URL. Cloud
+    /// stores are configured from the usual environment variables (`AWS_*`, `GOOGLE_*`,
+    /// `AZURE_*`). Returns the store and `location` in a canonical written form (an absolute
+    /// local path, or a URL), which the other methods take.
     pub fn open(location: &str) -> crate::Result<(TableIo, String)> {
         Self::open_with_options(location, &[])
     }
@@ -47,56 +75,75 @@ impl TableIo {
     /// may be used. With [`Ambient::Refuse`] the environment is not read and, when `options`
     /// hold no credential for the store, requests are sent unsigned (anonymous) rather than
     /// with credentials found on the machine (instance metadata, workload identity, a default
-    /// credentials file).
+    /// credentials file). Other stores that files of the table live in are opened alike.
     pub fn open_with_config(
         location: &str,
         options: &[(String, String)],
         ambient: Ambient,
     ) -> crate::Result<(TableIo, String)> {
-        #[cfg(not(feature = "cloud"))]
-        let _ = (options, ambient);
         let err = |r: String| crate::Error::Location {
             location: location.to_string(),
             reason: r,
         };
-        let url = parse_location(location)?.url;
-        let (store, base): (Arc<dyn ObjectStore>, Url) = match url.scheme() {
-            "file" => (
-                Arc::new(object_store::local::LocalFileSystem::new()),
-                Url::parse("file:///").expect("static URL"),
-            ),
-            #[cfg(feature = "cloud")]
-            "s3" | "s3a" | "gs" | "az" | "abfs" | "abfss" | "adl" | "azure" => {
-                let mut u = url.clone();
-                if u.scheme() == "s3a" {
-                    u = Url::parse(&url.as_str().replacen("s3a://", "s3://", 1))
-                        .map_err(|e| err(e.to_string()))?;
-                }
-                let store = super::remote::open_remote(&u, options, ambient).map_err(err)?;
-                let mut base = u.clone();
-                base.set_path("/");
-                (store, base)
-            }
-            s => return Err(err(format!("unsupported storage scheme {s}://"))),
+        let mut loc = super::location::parse_location(location)?;
+        if loc.is_relative() {
+            loc.path = absolute(&loc.path).map_err(err)?;
+        } else if loc.is_local() {
+            loc.path = canonical(&loc.path);
+        }
+        let store = open_store(&loc, options, ambient).map_err(err)?;
+        let written = if loc.is_local() {
+            loc.path.clone()
+        } else {
+            format!("{}/{}", loc.store_key(), loc.path)
         };
-        let path = url_path(&url);
+        let root = loc.path.clone();
+        let base = Location {
+            path: String::new(),
+            ..loc
+        };
         Ok((
             TableIo {
                 store,
                 base,
-                root: path.clone(),
+                root,
                 recorded: None,
+                warehouse: None,
+                path_map: Arc::new(Vec::new()),
+                options: Arc::new(options.to_vec()),
+                ambient,
+                others: Arc::new(Mutex::new(HashMap::new())),
             },
-            path,
+            written,
         ))
     }
 
-    /// Sets the table root: `root` is where the table was opened (a path in this store), and
-    /// `recorded` the `location` written in its metadata. Paths under `recorded` are then read
-    /// under `root`.
+    /// Sets the table root: `root` is where the table was opened (in the written form
+    /// [`TableIo::open`] returns), and `recorded` the `location` written in its metadata.
     pub fn with_roots(mut self, root: &str, recorded: &str) -> TableIo {
-        self.root = root.trim_end_matches('/').to_string();
-        self.recorded = Some(recorded.trim_end_matches('/').to_string());
+        self.root = Location::parse(root).path;
+        let rec = Location::parse(recorded);
+        self.warehouse = warehouse_roots(&rec, &self.base, &self.root);
+        self.recorded = Some(rec);
+        self
+    }
+
+    /// Adds prefix rewrites `(old, new)`, tried first and in order: a path written below
+    /// `old` is read below `new` (a relative `new` is relative to the working directory).
+    pub fn with_path_map(mut self, map: &[(String, String)]) -> TableIo {
+        self.path_map = Arc::new(
+            map.iter()
+                .map(|(old, new)| {
+                    let n = Location::parse(new);
+                    let new = if n.is_relative() {
+                        absolute(&n.path).unwrap_or_else(|_| new.clone())
+                    } else {
+                        new.trim_end_matches('/').to_string()
+                    };
+                    (Location::parse(old), new)
+                })
+                .collect(),
+        );
         self
     }
 
@@ -112,61 +159,157 @@ impl TableIo {
         &self.store
     }
 
-    /// The table root as opened, inside the store.
+    /// The table root as opened, as a path inside the store.
     pub fn root(&self) -> &str {
         &self.root
     }
 
-    /// Maps a path written in table metadata to a path in this store. Paths under the recorded
-    /// location are relocated under the opened root; other absolute paths and URLs on the same
-    /// store are used as they are.
-    pub fn resolve(&self, written: &str) -> Path {
-        if let Some(rec) = &self.recorded {
-            for candidate in equivalent_prefixes(rec) {
-                if let Some(rest) = written.strip_prefix(&candidate) {
-                    if rest.is_empty() || rest.starts_with('/') {
-                        return store_path(&format!("{}{}", self.root, rest));
-                    }
-                }
+    /// Where a path written in table metadata is read (see the module comment): its store and
+    /// path there. Errors: a store that cannot be opened.
+    fn target(&self, written: &str) -> crate::Result<Target> {
+        let loc = Location::parse(written);
+        if let Some(mapped) = self
+            .path_map
+            .iter()
+            .find_map(|(old, new)| loc.below(old).map(|rest| format!("{new}{rest}")))
+        {
+            return self.in_store(Location::parse(&mapped), true);
+        }
+        if loc.is_relative() {
+            let rest = match &self.recorded {
+                Some(rec) if rec.is_relative() => loc.below(rec),
+                _ => None,
+            }
+            .unwrap_or_else(|| format!("/{}", loc.path));
+            return Ok(self.here(format!("{}{rest}", self.root)));
+        }
+        if let Some(rest) = self.recorded.as_ref().and_then(|rec| loc.below(rec)) {
+            return Ok(self.here(format!("{}{rest}", self.root)));
+        }
+        if let Some((old, new)) = &self.warehouse {
+            if let Some(rest) = loc.below(old) {
+                return Ok(self.here(format!("{new}{rest}")));
             }
         }
-        match Url::parse(written) {
-            Ok(u) if u.scheme().len() > 1 => store_path(&url_path(&u)),
-            _ => store_path(written),
+        self.in_store(loc, false)
+    }
+
+    /// A path in this store.
+    fn here(&self, p: String) -> Target {
+        let path = store_path(&p, self.base.is_local());
+        let shown = self.display(&path);
+        Target {
+            store: self.store.clone(),
+            path,
+            shown,
         }
     }
 
-    /// A display form of a resolved path, for messages.
+    /// A location in its own store: this one, or another opened once with the same settings.
+    /// `mapped`: the caller's path map led here (which may lead a remote table to local files).
+    fn in_store(&self, loc: Location, mapped: bool) -> crate::Result<Target> {
+        if loc.is_local() && !self.base.is_local() && !mapped {
+            return Err(crate::Error::Location {
+                location: format!("file://{}", loc.path),
+                reason: format!(
+                    "a table in {} names a local file; tables in object stores are never read from \
+                     local files (map it with a path map if that is meant)",
+                    self.base.store_key()
+                ),
+            });
+        }
+        if loc.is_relative() {
+            let p = absolute(&loc.path).map_err(|r| crate::Error::Location {
+                location: loc.path.clone(),
+                reason: r,
+            })?;
+            return Ok(self.here(p));
+        }
+        let key = loc.store_key();
+        if key == self.base.store_key() {
+            return Ok(self.here(loc.path));
+        }
+        let store = {
+            let mut others = self.others.lock().unwrap_or_else(|e| e.into_inner());
+            match others.get(&key) {
+                Some(s) => s.clone(),
+                None => {
+                    let s = open_store(&loc, &self.options, self.ambient.for_other_store())
+                        .map_err(|r| crate::Error::Location {
+                            location: key.clone(),
+                            reason: r,
+                        })?;
+                    others.insert(key.clone(), s.clone());
+                    s
+                }
+            }
+        };
+        let path = store_path(&loc.path, loc.is_local());
+        Ok(Target {
+            store,
+            shown: format!("{key}/{path}"),
+            path,
+        })
+    }
+
+    /// Maps a path written in table metadata to a path in its store (see the module comment).
+    /// A path in another store than this table's is that store's key.
+    pub fn resolve(&self, written: &str) -> Path {
+        match self.target(written) {
+            Ok(t) => t.path,
+            Err(_) => store_path(&Location::parse(written).path, self.base.is_local()),
+        }
+    }
+
+    /// Where a written path is read, for messages and cache keys (a URL).
+    pub fn shown(&self, written: &str) -> String {
+        match self.target(written) {
+            Ok(t) => t.shown,
+            Err(_) => written.to_string(),
+        }
+    }
+
+    /// A display form of a path of this store, for messages.
     pub fn display(&self, p: &Path) -> String {
-        format!("{}{}", self.base, p)
+        if self.base.is_local() {
+            format!("file:///{p}")
+        } else {
+            format!("{}/{p}", self.base.store_key())
+        }
+    }
+
+    /// The store and path a written path is read from (for readers that fetch ranges).
+    pub fn file(&self, written: &str) -> crate::Result<(Arc<dyn ObjectStore>, Path, String)> {
+        let t = self.target(written)?;
+        Ok((t.store, t.path, t.shown))
     }
 
     /// Reads a whole file. Errors name the file; a missing file is `Error::NotFound`.
     pub async fn read(&self, written: &str) -> crate::Result<Bytes> {
-        let p = self.resolve(written);
-        super::regular::ensure_regular(&p, &self.display(&p))?;
-        let r = self
+        let t = self.target(written)?;
+        super::regular::ensure_regular(&t.path, &t.shown)?;
+        let r = t
             .store
-            .get(&p)
+            .get(&t.path)
             .await
-            .map_err(|e| crate::Error::from_store(self.display(&p), e))?;
+            .map_err(|e| crate::Error::from_store(&t.shown, e))?;
         r.bytes()
             .await
-            .map_err(|e| crate::Error::from_store(self.display(&p), e))
+            .map_err(|e| crate::Error::from_store(&t.shown, e))
     }
 
     /// Reads `len` bytes at `offset` of a file. Fails if the file is shorter.
     pub async fn read_range(&self, written: &str, offset: u64, len: u64) -> crate::Result<Bytes> {
-        let p = self.resolve(written);
-        super::regular::ensure_regular(&p, &self.display(&p))?;
-        let b = self
+        let t = self.target(written)?;
+        super::regular::ensure_regular(&t.path, &t.shown)?;
+        let b = t
             .store
-            .get_range(&p, offset..offset + len)
+            .get_range(&t.path, offset..offset + len)
             .await
-            .map_err(|e| crate::Error::from_store(self.display(&p), e))?;
+            .map_err(|e| crate::Error::from_store(&t.shown, e))?;
         if b.len() as u64 != len {
             return Err(crate::Error::Io {
-                path: self.display(&p),
+                path: t.shown,
                 source: object_store::Error::Generic {
                     store: "range",
                     source: format!("read {} bytes at {offset}, wanted {len}", b.len()).into(),
@@ -176,27 +319,130 @@ impl TableIo {
         Ok(b)
     }
 
+    /// The last `n` bytes of a file (all of it when shorter) and the object's real size, in one
+    /// request.
+    pub async fn tail(&self, written: &str, n: u64) -> crate::Result<(Bytes, u64)> {
+        let t = self.target(written)?;
+        super::regular::ensure_regular(&t.path, &t.shown)?;
+        let opts = object_store::GetOptions {
+            range: Some(object_store::GetRange::Suffix(n)),
+            ..Default::default()
+        };
+        let r = t
+            .store
+            .get_opts(&t.path, opts)
+            .await
+            .map_err(|e| crate::Error::from_store(&t.shown, e))?;
+        let size = r.meta.size;
+        let bytes = r
+            .bytes()
+            .await
+            .map_err(|e| crate::Error::from_store(&t.shown, e))?;
+        if bytes.len() as u64 != n.min(size) {
+            return Err(crate::Error::Io {
+                path: t.shown,
+                source: object_store::Error::Generic {
+                    store: "range",
+                    source: format!("read {} of the last {n} bytes of {size}", bytes.len()).into(),
+                },
+            });
+        }
+        Ok((bytes, size))
+    }
+
     /// Lists file names directly under a directory of the store (for metadata resolution).
     pub async fn list_dir(&self, dir: &str) -> crate::Result<Vec<String>> {
-        let prefix = store_path(dir);
+        let prefix = store_path(&Location::parse(dir).path, self.base.is_local());
         let listing = super::relist::list_with_delimiter(self.store.as_ref(), Some(&prefix))
             .await
             .map_err(|e| crate::Error::from_store(self.display(&prefix), e))?;
         Ok(listing
             .objects
             .into_iter()
-            .filter_map(|o| o.location.filename().map(str::to_string))
+            .filter_map(|o| o.location.filename().map(|n| self.file_name(n)))
             .collect())
+    }
+
+    /// A file name as listed by this store: decoded for the local store (see `store_path`).
+    fn file_name(&self, listed: &str) -> String {
+        if self.base.is_local() {
+            percent_encoding::percent_decode_str(listed)
+                .decode_utf8_lossy()
+                .into_owned()
+        } else {
+            listed.to_string()
+        }
     }
 
     /// Whether a file exists.
     pub async fn exists(&self, written: &str) -> crate::Result<bool> {
-        let p = self.resolve(written);
-        match self.store.head(&p).await {
+        let t = self.target(written)?;
+        match t.store.head(&t.path).await {
             Ok(_) => Ok(true),
             Err(object_store::Error::NotFound { .. }) => Ok(false),
-            Err(e) => Err(crate::Error::from_store(self.display(&p), e)),
+            Err(e) => Err(crate::Error::from_store(&t.shown, e)),
         }
+    }
+}
+
+/// The recorded and the opened warehouse roots: each table root minus the path components
+/// the two share at their end (`/tmp/wh/db/t` opened at `/data/copy/db/t`: `/tmp/wh` and
+/// `/data/copy`). `None` when the table was not moved, or shares no component.
+fn warehouse_roots(rec: &Location, base: &Location, root: &str) -> Option<(Location, String)> {
+    if rec.is_relative() {
+        return None;
+    }
+    let parts = |p: &str| -> Vec<String> {
+        p.split('/')
+            .filter(|c| !c.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    let (r, o) = (parts(&rec.path), parts(root));
+    let shared = r
+        .iter()
+        .rev()
+        .zip(o.iter().rev())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let moved = rec.store_key() != base.store_key() || r != o;
+    if shared == 0 || !moved || shared == r.len() {
+        return None;
+    }
+    let lead = |abs: bool| if abs { "/" } else { "" };
+    let old = Location {
+        path: format!(
+            "{}{}",
+            lead(rec.path.starts_with('/')),
+            r[..r.len() - shared].join("/")
+        ),
+        ..rec.clone()
+    };
+    let new = format!(
+        "{}{}",
+        lead(root.starts_with('/')),
+        o[..o.len() - shared].join("/")
+    );
+    Some((old, new))
+}
+
+/// Opens the store a location is in.
+fn open_store(
+    loc: &Location,
+    options: &[(String, String)],
+    ambient: Ambient,
+) -> Result<Arc<dyn ObjectStore>, String> {
+    #[cfg(not(feature = "cloud"))]
+    let _ = (options, ambient);
+    match loc.scheme.as_str() {
+        "file" => Ok(Arc::new(object_store::local::LocalFileSystem::new())),
+        #[cfg(feature = "cloud")]
+        s if super::location::REMOTE_SCHEMES.contains(&s) => {
+            let url =
+                url::Url::parse(&format!("{}/", loc.store_key())).map_err(|e| e.to_string())?;
+            super::remote::open_remote(&url, options, ambient)
+        }
+        s => Err(format!("unsupported storage scheme {s}://")),
     }
 }
 
@@ -209,33 +455,56 @@ pub enum Ambient {
     Use,
     /// Never (a server process acting for other people).
     Refuse,
+    /// For the store the table was opened in only; other stores that files of the table are
+    /// in are opened without them (a server lending its credentials for one warehouse, whose
+    /// tables' metadata must not lead them elsewhere).
+    TableOnly,
+}
+
+impl Ambient {
+    /// What a store other than the table's own may use.
+    fn for_other_store(self) -> Ambient {
+        match self {
+            Ambient::TableOnly => Ambient::Refuse,
+            a => a,
+        }
+    }
 }
 
 /// A path as written (a file name or object key, taken literally: Iceberg writes partition
-/// directories such as `cat=x%2Fy` that must not be encoded again).
-fn store_path(p: &str) -> Path {
+/// directories such as `cat=x%2Fy` that must not be decoded). An object key is the store path
+/// as it is; the local store decodes its paths into file names, so each component of a local
+/// path is encoded (`%` → `%25`) to name the file literally.
+fn store_path(p: &str, local: bool) -> Path {
     let p = p.trim_start_matches('/');
+    if local {
+        return Path::from_iter(p.split('/').filter(|c| !c.is_empty()));
+    }
     Path::parse(p).unwrap_or_else(|_| Path::from(p))
 }
 
-/// The forms a recorded location may be written in: `/x`, `file:/x`, `file:///x`.
-fn equivalent_prefixes(rec: &str) -> Vec<String> {
-    let mut out = vec![rec.to_string()];
-    if let Some(p) = rec.strip_prefix("file://") {
-        out.push(p.to_string());
-        out.push(format!("file:{p}"));
-    } else if let Some(p) = rec.strip_prefix("file:") {
-        out.push(p.to_string());
-        out.push(format!("file://{p}"));
-    } else if rec.starts_with('/') {
-        out.push(format!("file:{rec}"));
-        out.push(format!("file://{rec}"));
+/// The file name a local store path names (its components decoded).
+pub fn local_file(p: &Path) -> std::path::PathBuf {
+    let mut out = std::path::PathBuf::from("/");
+    for part in p.parts() {
+        let raw = percent_encoding::percent_decode_str(part.as_ref()).collect::<Vec<u8>>();
+        out.push(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(&raw));
     }
     out
 }
 
-/// The path part of a URL, percent-decoded, without trailing slash.
-fn url_path(u: &Url) -> String {
-    let decoded = percent_encoding::percent_decode_str(u.path()).decode_utf8_lossy();
-    decoded.trim_end_matches('/').to_string()
+/// A relative local path made absolute against the working directory.
+fn absolute(rel: &str) -> Result<String, String> {
+    let abs = std::env::current_dir()
+        .map_err(|e| e.to_string())?
+        .join(rel);
+    Ok(canonical(&abs.to_string_lossy()))
+}
+
+/// A local absolute path with symbolic links resolved when it exists.
+fn canonical(p: &str) -> String {
+    match std::fs::canonicalize(p) {
+        Ok(c) => c.to_string_lossy().trim_end_matches('/').to_string(),
+        Err(_) => p.to_string(),
+    }
 }

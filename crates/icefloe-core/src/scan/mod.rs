@@ -41,6 +41,7 @@ pub struct ScanBuilder {
     concurrency: Option<usize>,
     row_group_filter: Vec<prune::Predicate>,
     filter: Option<crate::expr::Filter>,
+    schema_id: Option<i32>,
 }
 
 impl ScanBuilder {
@@ -63,6 +64,14 @@ impl ScanBuilder {
     /// Which snapshot to read (default: current snapshot of `main`).
     pub fn snapshot(mut self, sel: SnapshotSelector) -> Self {
         self.selector = sel;
+        self
+    }
+
+    /// Read with the table schema `id` instead of the one [`Table::read_schema`] chooses for
+    /// the snapshot selector: for a front-end that has already resolved a selector with
+    /// [`Table::resolve`] to a snapshot id and a schema, and reads that pair again later.
+    pub fn schema_id(mut self, id: i32) -> Self {
+        self.schema_id = Some(id);
         self
     }
 
@@ -104,6 +113,15 @@ impl ScanBuilder {
             }
         }
         let (snapshot, schema) = table.resolve(&self.selector)?;
+        let schema = match self.schema_id {
+            None => schema,
+            Some(id) => table.metadata().schema(id).ok_or_else(|| {
+                crate::Error::InvalidArgument(format!(
+                    "schema {id} is not in {}",
+                    table.metadata_file()
+                ))
+            })?,
+        };
         let (snapshot, schema) = (snapshot.cloned(), schema.clone());
         let bound = self
             .filter
@@ -135,12 +153,14 @@ impl ScanBuilder {
         let m = table.metadata();
         let mut fields_by_id = HashMap::new();
         let mut types_by_id = HashMap::new();
+        let mut paths_by_id = HashMap::new();
         // Older schemas first, so the reading schema wins for ids it has.
         for s in m.schemas.iter().chain(std::iter::once(&schema)) {
             for f in s.columns() {
                 fields_by_id.insert(f.id, f.clone());
             }
             types_by_id.extend(s.types_by_id());
+            paths_by_id.extend(s.struct_paths());
         }
         let name_mapping = m
             .name_mapping()
@@ -189,6 +209,7 @@ impl ScanBuilder {
                 schema: read_schema,
                 fields_by_id,
                 types_by_id,
+                paths_by_id,
                 name_mapping,
                 batch_size: self.batch_size.unwrap_or(DEFAULT_BATCH_SIZE),
                 row_group_filter,

@@ -97,7 +97,7 @@ pub async fn load_manifest(
     mf: &ManifestFile,
 ) -> crate::Result<Arc<Vec<ManifestEntry>>> {
     let io = table.io();
-    let shown = io.display(&io.resolve(&mf.manifest_path));
+    let shown = io.shown(&mf.manifest_path);
     let spec = table
         .metadata()
         .partition_spec(mf.partition_spec_id)
@@ -154,7 +154,7 @@ async fn entries_of(table: &Table, list: &[&ManifestFile]) -> crate::Result<Vec<
 }
 
 /// Plans a snapshot: one task per live data file, in manifest order, each with its deletes.
-/// Errors: unreadable manifests, or a data file format this reader cannot read.
+/// Errors: unreadable manifests, or a data file entry naming a Puffin file.
 pub async fn plan_files(table: &Table, snapshot: &Snapshot) -> crate::Result<Vec<FileScanTask>> {
     plan_files_pruned(table, snapshot, None).await
 }
@@ -248,11 +248,11 @@ pub async fn plan_with_stats(
     let index = DeleteIndex::new(table.metadata(), deletes);
     data.into_iter()
         .map(|e| {
-            if e.data_file.file_format != FileFormat::Parquet {
-                return Err(crate::Error::Unsupported(format!(
-                    "data file {} is {:?}; only Parquet data files are read",
-                    e.data_file.file_path, e.data_file.file_format
-                )));
+            if e.data_file.file_format == FileFormat::Puffin {
+                return Err(crate::Error::manifest(
+                    &e.data_file.file_path,
+                    "a data file entry names a Puffin file, which holds no rows",
+                ));
             }
             let df = Arc::new(e.data_file);
             let applicable = index.for_data_file(&df, e.sequence_number);

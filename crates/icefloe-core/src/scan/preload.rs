@@ -24,6 +24,7 @@ impl Scan {
     pub async fn load_deletes(&self, tasks: &[FileScanTask]) -> crate::Result<()> {
         let table = self.table();
         let types_by_id = &self.ctx.types_by_id;
+        let paths_by_id = &self.ctx.paths_by_id;
         let mut used: HashSet<&str> = HashSet::new();
         let per_task = tasks.iter().filter(|t| t.has_deletes()).map(|t| {
             for d in t
@@ -37,7 +38,7 @@ impl Scan {
             async move {
                 deleted_positions(table, t).await?;
                 for d in &t.equality_deletes {
-                    load_equality_set(table, &d.file, types_by_id).await?;
+                    load_equality_set(table, &d.file, types_by_id, paths_by_id).await?;
                 }
                 Ok::<_, crate::Error>(())
             }
@@ -64,7 +65,9 @@ impl Scan {
                         DataContent::PositionDeletes => {
                             check_position_delete_file(table.io(), f).await
                         }
-                        _ => load_equality_set(table, f, types_by_id).await.map(|_| ()),
+                        _ => load_equality_set(table, f, types_by_id, paths_by_id)
+                            .await
+                            .map(|_| ()),
                     }
                 }
             })

@@ -1,5 +1,5 @@
-//! Reading one file scan task: Parquet row groups → Arrow batches in the reading schema, with
-//! deleted positions skipped (deletion vector or position deletes, as a Parquet row selection),
+//! Reading one file scan task: the data file's rows (Parquet, Avro or ORC) → Arrow batches in
+//! the reading schema, with deleted positions skipped (deletion vector or position deletes),
 //! equality-deleted rows filtered, and lineage columns added.
 
 use std::collections::HashMap;
@@ -10,10 +10,8 @@ use arrow::compute::{cast, filter_record_batch};
 use arrow::datatypes::SchemaRef;
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use arrow::row::RowConverter;
+use futures::stream::BoxStream;
 use futures::StreamExt;
-use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
-use parquet::arrow::async_reader::ParquetRecordBatchStream;
-use parquet::arrow::ProjectionMask;
 use roaring::RoaringTreemap;
 
 use super::adapt::{adapt, cast_exact, find_field, literal_array, missing_column};
@@ -23,9 +21,9 @@ use super::metadata_columns;
 use super::page_index::FilterLeaf;
 use super::plan::FileScanTask;
 use super::prune::{ColumnStats, Pruner};
-use crate::delete::equality::{load_equality_set, EqualityDeleteSet};
+use crate::delete::equality::{key_columns, load_equality_set, EqualityDeleteSet};
 use crate::delete::resolved::deleted_positions;
-use crate::io::parquet::{open_parquet_with, StoreFileReader};
+use crate::io::file::FileReader;
 use crate::spec::name_mapping::{MappedField, NameMapping};
 use crate::spec::{Literal, NestedField, PrimitiveType, Transform, Type};
 use crate::table::Table;
@@ -49,6 +47,8 @@ pub struct ReadContext {
     pub fields_by_id: HashMap<i32, NestedField>,
     /// Types of every field id in the table.
     pub types_by_id: HashMap<i32, Type>,
+    /// Field-id path from a top-level column to every field reachable through structs.
+    pub paths_by_id: HashMap<i32, Vec<i32>>,
     /// `schema.name-mapping.default`, for files without field ids.
     pub name_mapping: Option<NameMapping>,
     pub batch_size: usize,
@@ -56,9 +56,16 @@ pub struct ReadContext {
     pub row_group_filter: Option<Pruner>,
 }
 
+impl ReadContext {
+    /// The top-level column a field id belongs to (itself for a top-level field).
+    fn root_of(&self, id: i32) -> i32 {
+        self.paths_by_id.get(&id).map_or(id, |p| p[0])
+    }
+}
+
 /// Reads one task batch by batch.
 pub struct TaskReader {
-    stream: Option<ParquetRecordBatchStream<StoreFileReader>>,
+    stream: Option<BoxStream<'static, crate::Result<RecordBatch>>>,
     ctx: Arc<ReadContext>,
     task: FileScanTask,
     path: String,
@@ -102,23 +109,23 @@ impl TaskReader {
         ctx: Arc<ReadContext>,
     ) -> crate::Result<TaskReader> {
         let io = table.io();
-        let path = io.display(&io.resolve(&task.data_file.file_path));
+        let path = io.shown(&task.data_file.file_path);
         let deleted = deleted_positions(table, &task).await?;
         let mut equality = Vec::new();
         for d in &task.equality_deletes {
-            let set = load_equality_set(table, &d.file, &ctx.types_by_id).await?;
+            let set = load_equality_set(table, &d.file, &ctx.types_by_id, &ctx.paths_by_id).await?;
             let converter = set.converter()?;
             equality.push((set, converter));
         }
         // The page index serves pruning and the reads of parts of a file.
-        let builder = open_parquet_with(
+        let file = FileReader::open_with(
             io,
-            &task.data_file.file_path,
-            task.data_file.file_size_in_bytes,
+            &task.data_file,
+            ctx.batch_size,
             ctx.row_group_filter.is_some() || rows.is_some(),
         )
         .await?;
-        let num_rows = builder.metadata().file_metadata().num_rows() as u64;
+        let num_rows = file.num_rows();
         if num_rows != task.data_file.record_count as u64 {
             return Err(crate::Error::data_file(
                 &path,
@@ -130,7 +137,7 @@ impl TaskReader {
         }
         let mut runs = kept_runs(deleted.as_deref(), num_rows);
         let mut select = deleted.is_some_and(|d| !d.is_empty());
-        let file_fields = builder.schema().fields().clone();
+        let file_fields = file.schema().fields().clone();
         let mapping = ctx.name_mapping.as_ref().map(|m| m.fields.as_slice());
         if let Some(r) = &rows {
             // Positions outside the split.
@@ -147,15 +154,21 @@ impl TaskReader {
             select = true;
         }
         if let Some(filter) = &ctx.row_group_filter {
-            let meta = builder.metadata();
-            let leaves = filter_leaves(filter, meta, &file_fields, mapping);
-            let skipped = skipped_row_groups(filter, meta, &leaves);
-            let pages =
-                super::page_index::skipped_pages(filter, meta, &leaves, &skipped, &column_stats);
-            for skip in [skipped, pages] {
-                if !skip.is_empty() {
-                    runs = subtract(runs, &skip);
-                    select = true;
+            if let Some(meta) = file.parquet_metadata() {
+                let leaves = filter_leaves(filter, meta, &file_fields, mapping);
+                let skipped = skipped_row_groups(filter, meta, &leaves);
+                let pages = super::page_index::skipped_pages(
+                    filter,
+                    meta,
+                    &leaves,
+                    &skipped,
+                    &column_stats,
+                );
+                for skip in [skipped, pages] {
+                    if !skip.is_empty() {
+                        runs = subtract(runs, &skip);
+                        select = true;
+                    }
                 }
             }
         }
@@ -171,8 +184,14 @@ impl TaskReader {
             ));
         }
 
+        let file_ids = match file.parquet_metadata() {
+            Some(m) => {
+                crate::validate::field_ids::parquet_field_ids(m.file_metadata().schema_descr())
+            }
+            None => arrow_field_ids(file.schema().fields()),
+        };
         crate::validate::field_ids::check_field_ids(
-            &crate::validate::field_ids::parquet_field_ids(builder.parquet_schema()),
+            &file_ids,
             &task.data_file,
             |id| ctx.types_by_id.contains_key(&id),
             &path,
@@ -200,7 +219,7 @@ impl TaskReader {
 
         let mut needed: Vec<i32> = ctx.fields.iter().map(|f| f.id).collect();
         for (set, _) in &equality {
-            needed.extend(&set.equality_ids);
+            needed.extend(set.equality_ids.iter().map(|id| ctx.root_of(*id)));
         }
         if ctx.lineage {
             needed.extend([ROW_ID_FIELD_ID, LAST_UPDATED_SEQ_FIELD_ID]);
@@ -210,7 +229,8 @@ impl TaskReader {
             .filter_map(|id| find_field(&file_fields, *id, mapping).map(|i| (*id, i)))
             .collect();
         crate::validate::column_type::check_data_file(
-            builder.parquet_schema(),
+            file.parquet_metadata()
+                .map(|m| m.file_metadata().schema_descr()),
             &file_fields,
             &roots,
             |id| match id {
@@ -251,18 +271,8 @@ impl TaskReader {
         if runs.is_empty() {
             return Ok(reader); // every row is deleted
         }
-        let mask = ProjectionMask::roots(builder.parquet_schema(), indices);
-        let mut builder = builder
-            .with_projection(mask)
-            .with_batch_size(ctx.batch_size);
-        if select {
-            builder = builder.with_row_selection(selection(&runs, num_rows));
-        }
-        reader.stream = Some(
-            builder
-                .build()
-                .map_err(|e| crate::Error::data_file(&path, e.to_string()))?,
-        );
+        let runs = select.then_some(runs);
+        reader.stream = Some(file.stream(indices, runs)?);
         Ok(reader)
     }
 
@@ -276,7 +286,7 @@ impl TaskReader {
                 self.stream = None;
                 return Ok(None);
             };
-            let batch = batch.map_err(|e| crate::Error::data_file(&self.path, e.to_string()))?;
+            let batch = batch?;
             let out = self.convert(&batch)?;
             if out.num_rows() > 0 {
                 return Ok(Some(out));
@@ -364,17 +374,25 @@ impl TaskReader {
         let n = batch.num_rows();
         let mut keep = vec![true; n];
         for (set, converter) in &self.equality {
-            let mut keys = Vec::with_capacity(set.equality_ids.len());
-            for (id, ty) in set.equality_ids.iter().zip(&set.types) {
-                let f = self.ctx.fields_by_id.get(id).ok_or_else(|| {
+            let mut keys = Vec::with_capacity(set.types.len());
+            for id in &set.equality_ids {
+                let missing = || {
                     crate::Error::delete_file(
                         &self.path,
                         format!("equality field id {id} is in no schema"),
                     )
-                })?;
+                };
+                let path = self.ctx.paths_by_id.get(id).ok_or_else(missing)?;
+                let f = self.ctx.fields_by_id.get(&path[0]).ok_or_else(missing)?;
                 let col = self.column(batch, f, &[])?;
+                let mut key = key_columns(&col, &path[1..])
+                    .map_err(|e| crate::Error::data_file(&self.path, e))?
+                    .ok_or_else(missing)?;
+                let leaf = key.pop().expect("a leaf");
+                keys.extend(key);
+                let ty = &set.types[keys.len()];
                 keys.push(
-                    cast_exact(&col, ty)
+                    cast_exact(&leaf, ty)
                         .map_err(|e| crate::Error::data_file(&self.path, e.to_string()))?,
                 );
             }
@@ -417,6 +435,24 @@ fn child_mapping(mapping: &[MappedField], id: i32) -> Option<&[MappedField]> {
 /// Runs `(start, len)` of positions that are not deleted, in order.
 /// The row ranges `(start, len)` of the row groups whose column statistics prove that no row
 /// satisfies `filter` (only top-level primitive columns with usable statistics take part).
+/// Every field id of an Arrow schema (Avro and ORC files), at every level.
+fn arrow_field_ids(fields: &arrow::datatypes::Fields) -> std::collections::HashSet<i32> {
+    use arrow::datatypes::DataType;
+    fn walk(f: &arrow::datatypes::Field, out: &mut std::collections::HashSet<i32>) {
+        if let Some(id) = super::arrow_schema::field_id(f) {
+            out.insert(id);
+        }
+        match f.data_type() {
+            DataType::Struct(children) => children.iter().for_each(|c| walk(c, out)),
+            DataType::List(c) | DataType::LargeList(c) | DataType::Map(c, _) => walk(c, out),
+            _ => {}
+        }
+    }
+    let mut out = std::collections::HashSet::new();
+    fields.iter().for_each(|f| walk(f, &mut out));
+    out
+}
+
 fn skipped_row_groups(
     filter: &Pruner,
     meta: &ParquetMetaData,
@@ -580,22 +616,6 @@ fn kept_runs(deleted: Option<&RoaringTreemap>, num_rows: u64) -> Vec<(u64, u64)>
         runs.push((cur, num_rows - cur));
     }
     runs
-}
-
-fn selection(runs: &[(u64, u64)], num_rows: u64) -> RowSelection {
-    let mut sel = Vec::with_capacity(runs.len() * 2 + 1);
-    let mut end = 0u64;
-    for (start, len) in runs {
-        if *start > end {
-            sel.push(RowSelector::skip((*start - end) as usize));
-        }
-        sel.push(RowSelector::select(*len as usize));
-        end = start + len;
-    }
-    if end < num_rows {
-        sel.push(RowSelector::skip((num_rows - end) as usize));
-    }
-    RowSelection::from(sel)
 }
 
 /// Hands out the file positions of successive output rows.

@@ -95,4 +95,22 @@ impl Schema {
         walk(&self.fields, "", &mut out);
         out
     }
+
+    /// The path of field ids from a top-level column down to every field reachable through
+    /// structs only (the fields an equality delete may key on), by id: `[s, k]` for `s.k`.
+    pub fn struct_paths(&self) -> HashMap<i32, Vec<i32>> {
+        fn walk(s: &StructType, prefix: &[i32], out: &mut HashMap<i32, Vec<i32>>) {
+            for f in &s.fields {
+                let mut path = prefix.to_vec();
+                path.push(f.id);
+                if let Type::Struct(inner) = &f.field_type {
+                    walk(inner, &path, out);
+                }
+                out.insert(f.id, path);
+            }
+        }
+        let mut out = HashMap::new();
+        walk(&self.fields, &[], &mut out);
+        out
+    }
 }

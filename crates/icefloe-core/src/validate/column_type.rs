@@ -39,12 +39,12 @@ pub fn check_column(
     )
 }
 
-/// Checks every column a task reads from data file `path`: `roots` pairs each needed field id
-/// with its index among the file's top-level `file_fields`; `type_of` gives the Iceberg type
-/// of an id. Also refuses a file that carries the position delete columns (`file_path`, `pos`
+/// Checks every column a task reads from data file `path`: `parquet` is its Parquet schema
+/// (`None` for Avro and ORC files), `roots` pairs each needed field id with its index among
+/// the file's top-level `file_fields`; `type_of` gives the Iceberg type of an id. Also refuses a file that carries the position delete columns (`file_path`, `pos`
 /// by their reserved ids): the manifest says data, the file says delete file.
 pub fn check_data_file(
-    parquet: &parquet::schema::types::SchemaDescriptor,
+    parquet: Option<&parquet::schema::types::SchemaDescriptor>,
     file_fields: &Fields,
     roots: &[(i32, usize)],
     type_of: impl Fn(i32) -> Option<Type>,
@@ -62,10 +62,11 @@ pub fn check_data_file(
     }
     let rules = Rules {
         format_version,
-        has_int96: parquet
-            .columns()
-            .iter()
-            .any(|c| c.physical_type() == parquet::basic::Type::INT96),
+        has_int96: parquet.is_some_and(|p| {
+            p.columns()
+                .iter()
+                .any(|c| c.physical_type() == parquet::basic::Type::INT96)
+        }),
     };
     for (id, i) in roots {
         let Some(ty) = type_of(*id) else { continue };

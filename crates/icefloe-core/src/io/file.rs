@@ -1,0 +1,241 @@
+//! One way to read a data or delete file whatever its format (spec: `file_format` is Parquet,
+//! Avro or ORC): its Arrow schema with Iceberg field ids, its row count, and a stream of the
+//! chosen top-level columns for the rows that are not deleted. Everything after this (matching
+//! by id, promotion, defaults, deletes, lineage) is format-blind.
+
+use arrow::array::BooleanArray;
+use arrow::compute::filter_record_batch;
+use arrow::datatypes::SchemaRef;
+use arrow::record_batch::RecordBatch;
+use futures::stream::BoxStream;
+use futures::StreamExt;
+use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
+use parquet::arrow::async_reader::ParquetRecordBatchStreamBuilder;
+use parquet::arrow::ProjectionMask;
+
+use super::avro::open_avro;
+use super::orc::open_orc;
+use super::parquet::{open_parquet_with, StoreFileReader};
+use super::TableIo;
+use crate::spec::{DataFile, FileFormat};
+
+/// Batches decoded by a format reader, in file order.
+pub type RowBatches = Box<dyn Iterator<Item = crate::Result<RecordBatch>> + Send>;
+
+/// An opened data or delete file.
+pub struct FileReader {
+    shown: String,
+    schema: SchemaRef,
+    num_rows: u64,
+    batch_size: usize,
+    inner: Inner,
+}
+
+enum Inner {
+    Parquet(Box<ParquetRecordBatchStreamBuilder<StoreFileReader>>),
+    Decoded(RowBatches),
+}
+
+impl FileReader {
+    /// Opens `file` (as recorded in a manifest) by its `file_format`. Errors: missing file, a
+    /// file that is not of its recorded format, a Puffin file (deletion vectors are not rows).
+    pub async fn open(io: &TableIo, file: &DataFile, batch_size: usize) -> crate::Result<Self> {
+        Self::open_with(io, file, batch_size, false).await
+    }
+
+    /// Like [`FileReader::open`]; with `page_index`, a Parquet file's page index (column and
+    /// offset indexes, where written) is read too, for page pruning and for reading only the
+    /// pages a row selection needs.
+    pub async fn open_with(
+        io: &TableIo,
+        file: &DataFile,
+        batch_size: usize,
+        page_index: bool,
+    ) -> crate::Result<Self> {
+        let shown = io.shown(&file.file_path);
+        let (schema, num_rows, inner) = match file.file_format {
+            FileFormat::Parquet => {
+                let b = open_parquet_with(io, &file.file_path, file.file_size_in_bytes, page_index)
+                    .await?;
+                let rows = b.metadata().file_metadata().num_rows().max(0) as u64;
+                (b.schema().clone(), rows, Inner::Parquet(Box::new(b)))
+            }
+            FileFormat::Avro => {
+                let f = open_avro(io.read(&file.file_path).await?, &shown, batch_size)?;
+                (f.schema, f.num_rows, Inner::Decoded(f.batches))
+            }
+            FileFormat::Orc => {
+                let f = open_orc(io.read(&file.file_path).await?, &shown, batch_size)?;
+                (f.schema, f.num_rows, Inner::Decoded(f.batches))
+            }
+            FileFormat::Puffin => {
+                return Err(crate::Error::data_file(
+                    &shown,
+                    "is a Puffin file, which holds no rows",
+                ))
+            }
+        };
+        Ok(FileReader {
+            shown,
+            schema,
+            num_rows,
+            batch_size,
+            inner,
+        })
+    }
+
+    /// The file's columns, with their field ids (`PARQUET:field_id`) where the file has them.
+    pub fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    /// Rows in the file.
+    pub fn num_rows(&self) -> u64 {
+        self.num_rows
+    }
+
+    /// The Parquet footer, for a Parquet file (row-group statistics, physical types).
+    pub fn parquet_metadata(
+        &self,
+    ) -> Option<&std::sync::Arc<parquet::file::metadata::ParquetMetaData>> {
+        match &self.inner {
+            Inner::Parquet(b) => Some(b.metadata()),
+            Inner::Decoded(_) => None,
+        }
+    }
+
+    /// The file as shown in messages.
+    pub fn shown(&self) -> &str {
+        &self.shown
+    }
+
+    /// Streams the top-level columns `roots` (ascending indices into [`FileReader::schema`])
+    /// of the rows at the positions in `runs` (ascending `(start, len)`; `None`: every row).
+    pub fn stream(
+        self,
+        roots: Vec<usize>,
+        runs: Option<Vec<(u64, u64)>>,
+    ) -> crate::Result<BoxStream<'static, crate::Result<RecordBatch>>> {
+        let shown = self.shown;
+        match self.inner {
+            Inner::Parquet(b) => {
+                let mask = ProjectionMask::roots(b.parquet_schema(), roots);
+                let mut b = b.with_projection(mask).with_batch_size(self.batch_size);
+                if let Some(r) = &runs {
+                    b = b.with_row_selection(selection(r, self.num_rows));
+                }
+                let stream = b
+                    .build()
+                    .map_err(|e| crate::Error::data_file(&shown, e.to_string()))?;
+                Ok(stream
+                    .map(move |r| r.map_err(|e| crate::Error::data_file(&shown, e.to_string())))
+                    .boxed())
+            }
+            Inner::Decoded(batches) => {
+                let mut keep = runs.map(RunFilter::new);
+                let rows = batches.filter_map(move |b| {
+                    let b = match b.and_then(|b| {
+                        b.project(&roots)
+                            .map_err(|e| crate::Error::data_file(&shown, e.to_string()))
+                    }) {
+                        Ok(b) => b,
+                        Err(e) => return Some(Err(e)),
+                    };
+                    match keep.as_mut() {
+                        None => Some(Ok(b)),
+                        Some(k) => k.apply(&b, &shown).transpose(),
+                    }
+                });
+                Ok(futures::stream::iter(rows).boxed())
+            }
+        }
+    }
+}
+
+/// A Parquet row selection reading exactly the positions in `runs`.
+fn selection(runs: &[(u64, u64)], num_rows: u64) -> RowSelection {
+    let mut sel = Vec::with_capacity(runs.len() * 2 + 1);
+    let mut end = 0u64;
+    for (start, len) in runs {
+        if *start > end {
+            sel.push(RowSelector::skip((*start - end) as usize));
+        }
+        sel.push(RowSelector::select(*len as usize));
+        end = start + len;
+    }
+    if end < num_rows {
+        sel.push(RowSelector::skip((num_rows - end) as usize));
+    }
+    RowSelection::from(sel)
+}
+
+/// Keeps the rows of successive batches whose file positions are in the runs.
+struct RunFilter {
+    runs: Vec<(u64, u64)>,
+    run: usize,
+    pos: u64,
+}
+
+impl RunFilter {
+    fn new(runs: Vec<(u64, u64)>) -> Self {
+        RunFilter {
+            runs,
+            run: 0,
+            pos: 0,
+        }
+    }
+
+    /// The kept rows of `b` (the next batch in file order), `None` when none is kept.
+    fn apply(&mut self, b: &RecordBatch, shown: &str) -> crate::Result<Option<RecordBatch>> {
+        let (first, n) = (self.pos, b.num_rows() as u64);
+        self.pos += n;
+        let mut mask = vec![false; n as usize];
+        let mut kept = 0;
+        while let Some(&(start, len)) = self.runs.get(self.run) {
+            let (lo, hi) = (start.max(first), (start + len).min(first + n));
+            for p in lo..hi.max(lo) {
+                mask[(p - first) as usize] = true;
+                kept += 1;
+            }
+            if start + len > first + n {
+                break; // the run goes on in the next batch
+            }
+            self.run += 1;
+        }
+        Ok(match kept {
+            0 => None,
+            k if k == n => Some(b.clone()),
+            _ => Some(
+                filter_record_batch(b, &BooleanArray::from(mask))
+                    .map_err(|e| crate::Error::data_file(shown, e.to_string()))?,
+            ),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{Array, Int64Array};
+    use std::sync::Arc;
+
+    #[test]
+    fn run_filter_spans_batches() {
+        let batch = |from: i64| {
+            RecordBatch::try_from_iter([(
+                "p",
+                Arc::new(Int64Array::from_iter_values(from..from + 4)) as _,
+            )])
+            .unwrap()
+        };
+        let mut f = RunFilter::new(vec![(1, 2), (3, 3), (11, 1)]);
+        let mut got = Vec::new();
+        for from in [0, 4, 8, 12] {
+            if let Some(b) = f.apply(&batch(from), "f").unwrap() {
+                let c = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+                got.extend((0..c.len()).map(|i| c.value(i)));
+            }
+        }
+        assert_eq!(got, vec![1, 2, 3, 4, 5, 11]);
+    }
+}

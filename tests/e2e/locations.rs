@@ -6,8 +6,6 @@
 
 #[path = "common.rs"]
 mod common;
-#[path = "support/run.rs"]
-mod run;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -142,39 +140,6 @@ async fn path_map_covers_the_rest() {
         ..Default::default()
     };
     all_snapshots_read("v3_basic", &root, &opts).await;
-
-    // The same through the CLI's repeatable --path-map.
-    let s = snapshots_of("v3_basic")
-        .into_iter()
-        .find(|s| {
-            s.snapshot_id
-                == open(&root, &opts)
-                    .await
-                    .unwrap()
-                    .metadata()
-                    .current_snapshot_id
-                    .unwrap()
-        })
-        .unwrap();
-    let out = run::stdout(&run::icefloe(&[
-        "cat",
-        &root,
-        "--format",
-        "jsonl",
-        "--lineage",
-        "--path-map",
-        "s3://unused/prefix=/nowhere",
-        "--path-map",
-        &format!("hdfs://namenode:8020/warehouse/hive/v3_basic={root}/data"),
-    ]));
-    let got: Vec<serde_json::Value> = out
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert_eq!(diff_rows(&got, &s.expected_rows()), None);
-    let o = run::icefloe(&["cat", &root, "--path-map", "no-equals-sign"]);
-    assert!(!o.status.success());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("OLD=NEW"));
 }
 
 /// Object keys and file names with `%` are literal: the partition directory `cat=a` of

@@ -86,27 +86,26 @@ async fn relative_table_locations() {
     }
 }
 
-/// A warehouse copied elsewhere as a whole: v3_basic's data files were written outside the
-/// table directory (`<warehouse>/shared/v3_basic/...`, as a writer with
-/// `write.data.path` set does); opened from the copy, they resolve under the copy's
-/// warehouse root, not at the recorded one.
+/// A warehouse copied elsewhere as a whole: v3_lineage_cow's data files were written outside
+/// the table directory (`<warehouse>/shared/v3_lineage_cow/...`, as a writer with
+/// `write.data.path` set does); opened from the copy, they resolve under the copy's warehouse
+/// root, not at the recorded one. (A table without deletion vectors: a DV's Puffin footer
+/// names its data file too, and this edit does not rewrite Puffin files.)
 #[tokio::test(flavor = "multi_thread")]
 async fn warehouse_copied_whole() {
+    let name = "v3_lineage_cow";
     let wh = tempfile::tempdir().unwrap();
-    let table = wh.path().join("db/v3_basic");
-    icefloe_testkit::copy_dir(&fixtures_dir().join("warehouse/db/v3_basic"), &table);
-    let shared = wh.path().join("shared/v3_basic");
+    let table = wh.path().join("db").join(name);
+    icefloe_testkit::copy_dir(&fixtures_dir().join("warehouse/db").join(name), &table);
+    let shared = wh.path().join("shared").join(name);
     std::fs::create_dir_all(shared.parent().unwrap()).unwrap();
     std::fs::rename(table.join("data"), &shared).unwrap();
-    rewrite_paths(
-        &table,
-        &|p| match below(p, "v3_basic").strip_prefix("/data/") {
-            Some(name) => format!("/tmp/iceberg-fixtures-warehouse/shared/v3_basic/{name}"),
-            None => p.to_string(),
-        },
-    );
+    rewrite_paths(&table, &|p| match below(p, name).strip_prefix("/data/") {
+        Some(file) => format!("/tmp/iceberg-fixtures-warehouse/shared/{name}/{file}"),
+        None => p.to_string(),
+    });
     assert!(!table.join("data").exists());
-    all_snapshots_read("v3_basic", table.to_str().unwrap(), &OpenOptions::default()).await;
+    all_snapshots_read(name, table.to_str().unwrap(), &OpenOptions::default()).await;
 }
 
 /// `--path-map`: a Hive-migrated table whose files were recorded on HDFS
@@ -144,7 +143,8 @@ async fn path_map_covers_the_rest() {
 
 /// Object keys and file names with `%` are literal: the partition directory `cat=a` of
 /// `partitioned` is renamed `cat=x%2Fa%20b` (as a writer that does not escape names leaves
-/// it); decoding the name (to `cat=x/a b`) would read a file that does not exist.
+/// it); decoding the name (to `cat=x/a b`) would read a file that does not exist. (A
+/// regression test: main already read the fixture's own `cat=x+y%2Fz%3D1%25` literally.)
 #[tokio::test(flavor = "multi_thread")]
 async fn percent_in_names_is_literal() {
     let tmp = copy_table(&fixtures_dir().join("warehouse/db/partitioned"));

@@ -81,6 +81,8 @@ pub fn parse_footer(footer: &[u8], path: &str) -> crate::Result<Vec<BlobMetadata
 
 /// Checks that `blobs` lists a `deletion-vector-v1` blob at exactly `offset`/`length`, for
 /// `data_file`, with `cardinality` positions, uncompressed (spec: "deletion-vector-v1").
+/// `same_file` says whether a path the footer names is `data_file` (the same text, or another
+/// spelling of the same location: a table whose paths were rewritten or relocated).
 pub fn check_dv_listed(
     blobs: &[BlobMetadata],
     offset: i64,
@@ -88,6 +90,7 @@ pub fn check_dv_listed(
     data_file: &str,
     cardinality: i64,
     path: &str,
+    same_file: &dyn Fn(&str) -> bool,
 ) -> crate::Result<()> {
     let err = |r: String| crate::Error::dv(path, r);
     let Some(b) = blobs
@@ -111,7 +114,7 @@ pub fn check_dv_listed(
         )));
     }
     match b.properties.get("referenced-data-file") {
-        Some(f) if f == data_file => {}
+        Some(f) if f == data_file || same_file(f) => {}
         other => {
             return Err(err(format!(
                 "deletion vector at offset {offset} is for data file {other:?} per the Puffin footer, but the manifest says {data_file}"

@@ -104,17 +104,15 @@ fn check_in_range(bitmap: &RoaringTreemap, task: &FileScanTask, shown: &str) -> 
 /// Reads the Puffin footer of DV `f` and checks that it lists the blob the manifest points
 /// at, for the same data file and cardinality.
 async fn check_footer(io: &crate::io::TableIo, f: &DataFile, shown: &str) -> crate::Result<()> {
-    let size = u64::try_from(f.file_size_in_bytes).unwrap_or(0);
+    // The object's real size, not the manifest's file_size_in_bytes: a footer is never read
+    // at a wrong offset.
+    let (tail, size) = io.tail(&f.file_path, 12).await?;
     if size < 12 {
         return Err(crate::Error::dv(
             shown,
-            format!(
-                "file_size_in_bytes {} is too small for a Puffin file",
-                f.file_size_in_bytes
-            ),
+            format!("{size} bytes is too small for a Puffin file"),
         ));
     }
-    let tail = io.read_range(&f.file_path, size - 12, 12).await?;
     let payload = footer_payload_size(&tail, size, shown)?;
     let footer_len = payload + 16;
     let footer = io
@@ -131,5 +129,9 @@ async fn check_footer(io: &crate::io::TableIo, f: &DataFile, shown: &str) -> cra
         f.referenced_data_file.as_deref().unwrap_or_default(),
         f.record_count,
         shown,
+        &|named| {
+            let data = f.referenced_data_file.as_deref().unwrap_or_default();
+            io.shown(named) == io.shown(data)
+        },
     )
 }

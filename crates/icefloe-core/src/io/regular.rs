@@ -10,7 +10,7 @@ pub fn ensure_regular(p: &Path, shown: &str) -> crate::Result<()> {
     if !shown.starts_with("file:") {
         return Ok(());
     }
-    let local = super::store::local_file(p);
+    let local = std::path::PathBuf::from(format!("/{p}"));
     match std::fs::metadata(&local) {
         Ok(m) if m.is_file() => Ok(()),
         Ok(m) => Err(crate::Error::NotAFile {

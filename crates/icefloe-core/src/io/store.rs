@@ -196,7 +196,7 @@ impl TableIo {
 
     /// A path in this store.
     fn here(&self, p: String) -> Target {
-        let path = store_path(&p, self.base.is_local());
+        let path = store_path(&p);
         let shown = self.display(&path);
         Target {
             store: self.store.clone(),
@@ -244,7 +244,7 @@ impl TableIo {
                 }
             }
         };
-        let path = store_path(&loc.path, loc.is_local());
+        let path = store_path(&loc.path);
         Ok(Target {
             store,
             shown: format!("{key}/{path}"),
@@ -257,7 +257,7 @@ impl TableIo {
     pub fn resolve(&self, written: &str) -> Path {
         match self.target(written) {
             Ok(t) => t.path,
-            Err(_) => store_path(&Location::parse(written).path, self.base.is_local()),
+            Err(_) => store_path(&Location::parse(written).path),
         }
     }
 
@@ -352,26 +352,15 @@ impl TableIo {
 
     /// Lists file names directly under a directory of the store (for metadata resolution).
     pub async fn list_dir(&self, dir: &str) -> crate::Result<Vec<String>> {
-        let prefix = store_path(&Location::parse(dir).path, self.base.is_local());
+        let prefix = store_path(&Location::parse(dir).path);
         let listing = super::relist::list_with_delimiter(self.store.as_ref(), Some(&prefix))
             .await
             .map_err(|e| crate::Error::from_store(self.display(&prefix), e))?;
         Ok(listing
             .objects
             .into_iter()
-            .filter_map(|o| o.location.filename().map(|n| self.file_name(n)))
+            .filter_map(|o| o.location.filename().map(str::to_string))
             .collect())
-    }
-
-    /// A file name as listed by this store: decoded for the local store (see `store_path`).
-    fn file_name(&self, listed: &str) -> String {
-        if self.base.is_local() {
-            percent_encoding::percent_decode_str(listed)
-                .decode_utf8_lossy()
-                .into_owned()
-        } else {
-            listed.to_string()
-        }
     }
 
     /// Whether a file exists.
@@ -472,25 +461,11 @@ impl Ambient {
 }
 
 /// A path as written (a file name or object key, taken literally: Iceberg writes partition
-/// directories such as `cat=x%2Fy` that must not be decoded). An object key is the store path
-/// as it is; the local store decodes its paths into file names, so each component of a local
-/// path is encoded (`%` → `%25`) to name the file literally.
-fn store_path(p: &str, local: bool) -> Path {
+/// directories such as `cat=x%2Fy` that must not be decoded; the local store encodes each
+/// component again before it decodes it into a file name).
+fn store_path(p: &str) -> Path {
     let p = p.trim_start_matches('/');
-    if local {
-        return Path::from_iter(p.split('/').filter(|c| !c.is_empty()));
-    }
     Path::parse(p).unwrap_or_else(|_| Path::from(p))
-}
-
-/// The file name a local store path names (its components decoded).
-pub fn local_file(p: &Path) -> std::path::PathBuf {
-    let mut out = std::path::PathBuf::from("/");
-    for part in p.parts() {
-        let raw = percent_encoding::percent_decode_str(part.as_ref()).collect::<Vec<u8>>();
-        out.push(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(&raw));
-    }
-    out
 }
 
 /// A relative local path made absolute against the working directory.

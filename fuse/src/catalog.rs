@@ -125,6 +125,9 @@ impl Catalog {
     }
 }
 
+/// A snapshot plan made once, shared by its concurrent callers.
+type PlanCell = Arc<OnceCell<Arc<SnapshotPlan>>>;
+
 /// One mounted table.
 pub struct MountedTable {
     /// Index in the catalog.
@@ -138,7 +141,7 @@ pub struct MountedTable {
     source: Arc<dyn core_catalog::Catalog>,
     table: RwLock<Table>,
     /// Plans by snapshot id and schema id.
-    plans: Mutex<HashMap<(i64, i32), Arc<OnceCell<Arc<SnapshotPlan>>>>>,
+    plans: Mutex<HashMap<(i64, i32), PlanCell>>,
 }
 
 impl MountedTable {

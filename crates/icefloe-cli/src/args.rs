@@ -87,7 +87,6 @@ impl OpenArgs {
             || self.table_uuid.is_some()
             || self.latest_by_last_updated_ms
             || !self.path_map.is_empty()
-        }
     }
 }
 

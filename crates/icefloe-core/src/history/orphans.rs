@@ -140,9 +140,9 @@ async fn metadata_files(table: &Table, m: &TableMetadata) -> crate::Result<Vec<S
             if !io.exists(f).await? {
                 continue;
             }
-            let shown = io.display(&io.resolve(f));
-            let bytes = crate::io::locate::maybe_gunzip(&io.read(f).await?, &shown)?;
-            let older = TableMetadata::from_json_bytes(&bytes, &shown)?;
+            let shown = io.shown(f);
+            let json = crate::table::parse_json(&io.read(f).await?, &shown)?;
+            let older = TableMetadata::from_json(&json, &shown)?;
             next = older
                 .metadata_log
                 .iter()

@@ -37,7 +37,9 @@ impl Warehouse {
         caches: Arc<Caches>,
     ) -> crate::Result<Self> {
         let open = open.into();
-        let (io, root) = open.storage.open(location)?;
+        // Listings take paths inside the store (no scheme or bucket).
+        let (io, _) = open.storage.open(location)?;
+        let root = io.root().to_string();
         Ok(Warehouse {
             location: location.trim_end_matches('/').to_string(),
             io,
@@ -209,8 +211,8 @@ pub async fn is_table_location(location: &str, storage: &StorageConfig) -> crate
     if is_metadata_file(trimmed.rsplit('/').next().unwrap_or(trimmed)) {
         return Ok(true);
     }
-    let (io, path) = storage.open(location)?;
-    has_metadata(&io, path.trim_end_matches('/')).await
+    let (io, _) = storage.open(location)?;
+    has_metadata(&io, io.root().trim_end_matches('/')).await
 }
 
 /// Whether directory `dir` of the store is a table: its `metadata/` holds a metadata file or

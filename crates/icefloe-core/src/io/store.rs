@@ -328,16 +328,32 @@ impl TableIo {
             range: Some(object_store::GetRange::Suffix(n)),
             ..Default::default()
         };
-        let r = t
-            .store
-            .get_opts(&t.path, opts)
-            .await
-            .map_err(|e| crate::Error::from_store(&t.shown, e))?;
-        let size = r.meta.size;
-        let bytes = r
-            .bytes()
-            .await
-            .map_err(|e| crate::Error::from_store(&t.shown, e))?;
+        let (bytes, size) = match t.store.get_opts(&t.path, opts).await {
+            Ok(r) => {
+                let size = r.meta.size;
+                let bytes = r
+                    .bytes()
+                    .await
+                    .map_err(|e| crate::Error::from_store(&t.shown, e))?;
+                (bytes, size)
+            }
+            // Azure Blob takes no suffix ranges: ask for the size, then the range.
+            Err(object_store::Error::NotSupported { .. }) => {
+                let size = t
+                    .store
+                    .head(&t.path)
+                    .await
+                    .map_err(|e| crate::Error::from_store(&t.shown, e))?
+                    .size;
+                let bytes = t
+                    .store
+                    .get_range(&t.path, size.saturating_sub(n)..size)
+                    .await
+                    .map_err(|e| crate::Error::from_store(&t.shown, e))?;
+                (bytes, size)
+            }
+            Err(e) => return Err(crate::Error::from_store(&t.shown, e)),
+        };
         if bytes.len() as u64 != n.min(size) {
             return Err(crate::Error::Io {
                 path: t.shown,

@@ -9,6 +9,7 @@ use apache_avro::types::Value as Avro;
 use arrow::record_batch::RecordBatch;
 use futures::TryStreamExt;
 use icefloe_core::encode::jsonl::JsonLinesWriter;
+use icefloe_core::scan::ScanBuilder;
 use icefloe_core::{Scan, SnapshotSelector, Table};
 use icefloe_testkit::{all_snapshots, FixtureSnapshot};
 use serde_json::Value;
@@ -16,11 +17,12 @@ use serde_json::Value;
 /// The rows of a snapshot (`None`: current), with lineage columns, as JSON values.
 pub async fn rows(table: &Table, snapshot: Option<i64>) -> Result<Vec<Value>, String> {
     let sel = snapshot.map_or(SnapshotSelector::Current, SnapshotSelector::Id);
-    let scan = Scan::builder()
-        .snapshot(sel)
-        .lineage(true)
-        .build(table)
-        .map_err(|e| e.to_string())?;
+    scan_rows(Scan::builder().snapshot(sel).lineage(true), table).await
+}
+
+/// The rows `builder` reads from `table`, as JSON values.
+pub async fn scan_rows(builder: ScanBuilder, table: &Table) -> Result<Vec<Value>, String> {
+    let scan = builder.build(table).map_err(|e| e.to_string())?;
     let batches: Vec<RecordBatch> = async { scan.stream().await?.try_collect().await }
         .await
         .map_err(|e: icefloe_core::Error| e.to_string())?;

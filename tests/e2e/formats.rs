@@ -3,9 +3,8 @@
 //! Iceberg 1.10.2 and the Iceberg Java API): every snapshot reads as Spark reads it, with
 //! schema evolution, defaults, deletes and row lineage applied as for Parquet.
 
-use arrow::record_batch::RecordBatch;
-use futures::TryStreamExt;
-use icefloe_core::encode::jsonl::JsonLinesWriter;
+mod common;
+
 use icefloe_core::spec::FileFormat;
 use icefloe_core::{Scan, SnapshotSelector, Table};
 use icefloe_testkit::{diff_rows, fixtures_dir, snapshots_in, FixtureSnapshot};
@@ -15,24 +14,11 @@ async fn rows(s: &FixtureSnapshot) -> Result<Vec<Value>, String> {
     let table = Table::open(s.table_dir.to_str().unwrap())
         .await
         .map_err(|e| e.to_string())?;
-    let scan = Scan::builder()
+    let builder = Scan::builder()
         .snapshot(SnapshotSelector::Id(s.snapshot_id))
         .lineage(true)
-        .batch_size(7) // several batches per file, so deletes and positions cross batches
-        .build(&table)
-        .map_err(|e| e.to_string())?;
-    let batches: Vec<RecordBatch> = async { scan.stream().await?.try_collect().await }
-        .await
-        .map_err(|e: icefloe_core::Error| e.to_string())?;
-    let mut w = JsonLinesWriter::new(Vec::new());
-    for b in &batches {
-        w.write_batch(b).unwrap();
-    }
-    let out = String::from_utf8(w.finish().unwrap()).unwrap();
-    Ok(out
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect())
+        .batch_size(7); // several batches per file, so deletes and positions cross batches
+    common::scan_rows(builder, &table).await
 }
 
 /// Reads every snapshot of the tables named `prefix*`; returns the failures.

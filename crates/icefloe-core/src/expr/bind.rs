@@ -451,15 +451,7 @@ mod tests {
     use crate::spec::{NestedField, StructType};
 
     fn schema() -> Schema {
-        let f = |id, name: &str, p| NestedField {
-            id,
-            name: name.into(),
-            required: false,
-            field_type: Type::Primitive(p),
-            doc: None,
-            initial_default: None,
-            write_default: None,
-        };
+        let f = |id, name: &str, p| NestedField::optional(id, name, Type::Primitive(p));
         Schema {
             schema_id: 3,
             fields: StructType {

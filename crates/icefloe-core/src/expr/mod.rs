@@ -107,15 +107,11 @@ mod tests {
         let schema = Schema {
             schema_id: 0,
             fields: StructType {
-                fields: vec![NestedField {
-                    id: 1,
-                    name: "a".into(),
-                    required: false,
-                    field_type: Type::Primitive(PrimitiveType::Long),
-                    doc: None,
-                    initial_default: None,
-                    write_default: None,
-                }],
+                fields: vec![NestedField::optional(
+                    1,
+                    "a",
+                    Type::Primitive(PrimitiveType::Long),
+                )],
             },
             identifier_field_ids: vec![],
         };

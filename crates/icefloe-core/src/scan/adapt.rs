@@ -380,15 +380,11 @@ mod tests {
         // A nested field found through the mapping, promoted float -> double.
         let loc = StructArray::new(inner, vec![Arc::new(Float32Array::from(vec![1.5]))], None);
         let table_type = Type::Struct(crate::spec::StructType {
-            fields: vec![NestedField {
-                id: 3,
-                name: "latitude".into(),
-                required: false,
-                field_type: Type::Primitive(PrimitiveType::Double),
-                doc: None,
-                initial_default: None,
-                write_default: None,
-            }],
+            fields: vec![NestedField::optional(
+                3,
+                "latitude",
+                Type::Primitive(PrimitiveType::Double),
+            )],
         });
         let out = adapt(
             &(Arc::new(loc) as ArrayRef),

@@ -30,15 +30,7 @@ pub fn metadata_column(metadata: &TableMetadata, name: &str) -> Option<NestedFie
         "_partition" => (PARTITION_FIELD_ID, Type::Struct(partition_type(metadata))),
         _ => return None,
     };
-    Some(NestedField {
-        id,
-        name: name.to_string(),
-        required: false,
-        field_type,
-        doc: None,
-        initial_default: None,
-        write_default: None,
-    })
+    Some(NestedField::optional(id, name, field_type))
 }
 
 /// Whether `id` is one of the metadata columns this module provides.
@@ -80,15 +72,7 @@ pub fn partition_type(metadata: &TableMetadata) -> StructType {
     StructType {
         fields: fields
             .into_iter()
-            .map(|(id, (name, ty, _))| NestedField {
-                id,
-                name,
-                required: false,
-                field_type: Type::Primitive(ty),
-                doc: None,
-                initial_default: None,
-                write_default: None,
-            })
+            .map(|(id, (name, ty, _))| NestedField::optional(id, name, Type::Primitive(ty)))
             .collect(),
     }
 }

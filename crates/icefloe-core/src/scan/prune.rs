@@ -859,15 +859,7 @@ mod tests {
     use crate::spec::{NestedField, PartitionField, StructType};
 
     fn field(id: i32, name: &str, p: PrimitiveType) -> NestedField {
-        NestedField {
-            id,
-            name: name.into(),
-            required: false,
-            field_type: Type::Primitive(p),
-            doc: None,
-            initial_default: None,
-            write_default: None,
-        }
+        NestedField::optional(id, name, Type::Primitive(p))
     }
 
     fn schema() -> Schema {

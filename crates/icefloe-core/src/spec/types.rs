@@ -182,6 +182,20 @@ impl StructType {
 }
 
 impl NestedField {
+    /// An optional field without doc or defaults (the shape metadata columns and readers'
+    /// own fields take).
+    pub fn optional(id: i32, name: impl Into<String>, field_type: Type) -> NestedField {
+        NestedField {
+            id,
+            name: name.into(),
+            required: false,
+            field_type,
+            doc: None,
+            initial_default: None,
+            write_default: None,
+        }
+    }
+
     /// Parses one struct field, including its `initial-default` and `write-default`.
     pub fn from_json(v: &Json, path: &str) -> crate::Result<NestedField> {
         let o = v

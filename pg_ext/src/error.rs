@@ -5,6 +5,21 @@
 use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::{PgLogLevel, PgSqlErrorCode};
 
+/// A core error, with the wrapper's rule named where a core refusal comes from it: a
+/// catalog's local location is refused to roles that may not read the server's files.
+pub fn from_core(e: icefloe_core::Error) -> FdwError {
+    match e {
+        icefloe_core::Error::LocalFilesRefused {
+            catalog,
+            table,
+            location,
+        } => FdwError::Permission(format!(
+            "table {table} of server {catalog}: its catalog answered {location:?}, which reads local files; only superusers and members of pg_read_server_files may read those"
+        )),
+        e => FdwError::Core(e),
+    }
+}
+
 /// Everything the wrapper can fail with.
 #[derive(Debug, thiserror::Error)]
 pub enum FdwError {
@@ -99,6 +114,7 @@ impl FdwError {
                 E::NoSuchTable { .. } => PgSqlErrorCode::ERRCODE_FDW_TABLE_NOT_FOUND,
                 E::NoSuchNamespace { .. } => PgSqlErrorCode::ERRCODE_FDW_SCHEMA_NOT_FOUND,
                 E::Catalog { .. } => PgSqlErrorCode::ERRCODE_FDW_ERROR,
+                E::LocalFilesRefused { .. } => PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
                 E::CatalogAuth { .. } => {
                     PgSqlErrorCode::ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION
                 }

@@ -12,7 +12,6 @@ use arrow::record_batch::RecordBatch;
 use futures::stream::BoxStream;
 use futures::StreamExt;
 use icefloe_core::catalog::{Catalog, TablePath, Warehouse};
-use icefloe_core::io::{Ambient, StorageConfig};
 use icefloe_core::scan::arrow_schema::{LAST_UPDATED_SEQ, ROW_ID};
 use icefloe_core::scan::metadata_columns::METADATA_COLUMNS;
 use icefloe_core::scan::prune::{PruneStats, Pruner};
@@ -108,7 +107,12 @@ pub fn effective_user(check_as: pg_sys::Oid) -> pg_sys::Oid {
 
 /// Resolves what a foreign table reads and checks that `user` may read it.
 pub fn resolve_table(opts: &CatalogOptions, user: pg_sys::Oid) -> Result<Resolved, FdwError> {
-    let r = options::resolve(&opts.table, &opts.server, &opts.mapping)?;
+    let mut r = options::resolve(&opts.table, &opts.server, &opts.mapping, &opts.server_name)?;
+    r.local_files = options::may_read_server_files(user);
+    if r.catalog.is_some() {
+        // The catalog names the location: the core refuses a local one (r.local_files).
+        return Ok(r);
+    }
     options::check_local_access(&r.location, "Iceberg table", user)?;
     for (_, new) in &r.open.path_map {
         options::check_local_access(new, "path_map target", user)?;
@@ -125,8 +129,8 @@ pub fn resolve_table(opts: &CatalogOptions, user: pg_sys::Oid) -> Result<Resolve
 /// transaction ([`crate::pin`]), else the newest (cached metadata).
 pub fn open_table(r: &Resolved) -> Result<Table, FdwError> {
     let key = format!(
-        "{}\u{0}{:?}\u{0}{}\u{0}{:?}",
-        r.location, r.storage, r.ambient, r.open
+        "{}\u{0}{:?}\u{0}{}\u{0}{:?}\u{0}{:?}\u{0}{}",
+        r.location, r.storage, r.ambient, r.open, r.catalog, r.local_files
     );
     crate::pin::pinned(&key, || open_unpinned(r, &r.location))
 }
@@ -178,14 +182,7 @@ const CREDENTIAL_CACHES: usize = 4;
 /// version its leader pinned) with `r`'s storage settings and credentials.
 fn open_unpinned(r: &Resolved, location: &str) -> Result<Table, FdwError> {
     let caches = caches_for(r);
-    let storage = StorageConfig::new(
-        r.storage.clone(),
-        if r.ambient {
-            Ambient::TableOnly
-        } else {
-            Ambient::Refuse
-        },
-    );
+    let storage = crate::options::storage_config(r);
     // A metadata file (a parallel worker's) is opened by its path, as it is: the metadata
     // file choice was made by the leader.
     let own = location == r.location;
@@ -200,8 +197,21 @@ fn open_unpinned(r: &Resolved, location: &str) -> Result<Table, FdwError> {
     };
     let table = if own { r.table.clone() } else { None };
     let location = location.to_string();
+    let catalog = match (&r.catalog, own) {
+        (Some(config), true) => Some(crate::rest::connected(r, config, &caches)?),
+        (Some(_), false) => {
+            return Err(FdwError::Internal(format!(
+                "table {} of a REST catalog opened by metadata file {location}",
+                r.display
+            )))
+        }
+        (None, _) => None,
+    };
     runtime::block_on_interruptible(async move {
         match table {
+            Some((_, ident)) if catalog.is_some() => {
+                catalog.expect("checked").load_table(&ident).await
+            }
             Some((warehouse, ident)) => {
                 Warehouse::new(&warehouse, open, caches)?
                     .load_table(&ident)
@@ -220,7 +230,7 @@ fn open_unpinned(r: &Resolved, location: &str) -> Result<Table, FdwError> {
             table: r.display.clone(),
             reason: format!("{path} does not exist"),
         },
-        e => FdwError::Core(e),
+        e => crate::error::from_core(e),
     })
 }
 
@@ -419,9 +429,13 @@ unsafe fn foreign_path(
 unsafe extern "C-unwind" fn is_parallel_safe(
     _root: *mut pg_sys::PlannerInfo,
     _rel: *mut pg_sys::RelOptInfo,
-    _rte: *mut pg_sys::RangeTblEntry,
+    rte: *mut pg_sys::RangeTblEntry,
 ) -> bool {
-    true
+    // A worker opens the metadata file its leader pinned by its path; a REST catalog's table
+    // is reached only through the catalog (its storage credentials come with the answer).
+    let ft = pg_sys::GetForeignTable((*rte).relid);
+    let server = pg_sys::GetForeignServer((*ft).serverid);
+    !options::is_catalog_server(&options::read_def_list((*server).options))
 }
 
 #[pg_guard]

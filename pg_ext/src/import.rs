@@ -1,14 +1,14 @@
 //! `IMPORT FOREIGN SCHEMA namespace FROM SERVER s INTO local [OPTIONS (...)]`: one foreign
-//! table per Iceberg table of the namespace in the server's warehouse (listed by the core's
-//! warehouse catalog), with `_row_id` and `_last_updated_sequence_number`
+//! table per Iceberg table of the namespace in the server's warehouse or REST catalog (listed
+//! by the core's catalog of either), with `_row_id` and `_last_updated_sequence_number`
 //! first, then the columns of the schema read (the current one, or the one of the snapshot the
 //! import options select), `NOT NULL` for required fields and `DEFAULT` from `write-default`.
 //! Import options `snapshot_id`, `as_of` and `ref` are given to every imported table.
 
 use std::ffi::{CStr, CString};
+use std::sync::Arc;
 
 use icefloe_core::catalog::{Catalog, Warehouse};
-use icefloe_core::io::{Ambient, StorageConfig};
 use icefloe_core::scan::arrow_schema::{field_to_arrow, LAST_UPDATED_SEQ, ROW_ID};
 use icefloe_core::spec::{Literal, NestedField, PrimitiveType, Type};
 use pgrx::pg_sys;
@@ -70,32 +70,42 @@ unsafe fn import(
     let selector = options::selector(&import_opts)?;
     let namespace = cstr((*stmt).remote_schema);
     let local_schema = cstr((*stmt).local_schema);
-    let warehouse = options::get(&server_opts, "warehouse").ok_or_else(|| {
-        FdwError::Options(format!(
-            "server {server_name} has no option \"warehouse\" to import from"
-        ))
-    })?;
-    options::check_local_access(warehouse, "warehouse", user)?;
+    let catalog_server = options::is_catalog_server(&server_opts);
+    let warehouse = options::get(&server_opts, "warehouse");
+    if !catalog_server {
+        let w = warehouse.ok_or_else(|| {
+            FdwError::Options(format!(
+                "server {server_name} has no option \"warehouse\" (or \"catalog_uri\") to import from"
+            ))
+        })?;
+        options::check_local_access(w, "warehouse", user)?;
+    }
     let ns = options::parse_namespace(&namespace)?;
     let ns_option = ns.to_string();
-    let probe = options::resolve(
+    let mut probe = options::resolve(
         &vec![
             ("namespace".into(), ns_option.clone()),
             ("table".into(), "x".into()),
         ],
         &server_opts,
         &mapping,
+        &server_name,
     )?;
+    probe.local_files = options::may_read_server_files(user);
     let caches = crate::fdw::caches_for(&probe);
-    let storage = StorageConfig::new(
-        probe.storage,
-        if probe.ambient {
-            Ambient::TableOnly
-        } else {
-            Ambient::Refuse
-        },
-    );
-    let catalog = Warehouse::new(warehouse, storage, caches)?;
+    // The core's catalog of the server: its REST catalog, or its warehouse.
+    let catalog: Arc<dyn Catalog> = match &probe.catalog {
+        Some(config) => crate::rest::connected(&probe, config, &caches)?,
+        None => Arc::new(Warehouse::new(
+            warehouse.unwrap_or_default(),
+            options::storage_config(&probe),
+            caches,
+        )?),
+    };
+    let source = match warehouse {
+        Some(w) if !catalog_server => format!("warehouse {w}"),
+        _ => format!("catalog {}", catalog.name()),
+    };
 
     // The tables of the namespace, as the core's warehouse catalog lists them.
     let listed_ns = ns.clone();
@@ -104,7 +114,7 @@ unsafe fn import(
         runtime::block_on_interruptible(async move { cat.list_tables(&listed_ns).await })??;
     if tables.is_empty() {
         return Err(FdwError::Options(format!(
-            "namespace {namespace:?} holds no table in warehouse {warehouse}"
+            "namespace {namespace:?} holds no table in {source}"
         )));
     }
     let listed: Vec<String> = list_of_rangevars((*stmt).table_list);
@@ -122,7 +132,8 @@ unsafe fn import(
         let name = &ident.name;
         let cat = catalog.clone();
         let id = ident.clone();
-        let table = runtime::block_on_interruptible(async move { cat.load_table(&id).await })??;
+        let table = runtime::block_on_interruptible(async move { cat.load_table(&id).await })?
+            .map_err(crate::error::from_core)?;
         let snapshot = table.select(&selector)?;
         let schema = table.read_schema(&selector, snapshot);
         let mut cols = vec![

@@ -28,6 +28,7 @@ pub mod parallel;
 pub mod pgutil;
 pub mod pin;
 pub mod quals;
+pub mod rest;
 pub mod runtime;
 pub mod settings;
 pub mod snapshots;

@@ -8,9 +8,12 @@
 //! - server: `warehouse` (root of a Hadoop-catalog warehouse: `file:///path`, a plain path, or
 //!   `s3://bucket/prefix`, ...), the endpoint settings (`aws_region`, `aws_endpoint`,
 //!   `aws_allow_http`, ...), and `ambient_credentials` (whether the postmaster's own cloud
-//!   credentials may be used: superuser only).
+//!   credentials may be used: superuser only). A server of an Iceberg REST catalog has
+//!   `catalog_uri` and the catalog's settings ([`CATALOG_SETTINGS`]); its `warehouse` is then
+//!   the catalog's warehouse name, which the catalog's `GET /v1/config` is asked for.
 //! - user mapping: storage secrets (`aws_access_key_id`, `aws_secret_access_key`,
-//!   `aws_session_token`, `google_service_account_key`, `azure_storage_account_key`, ...).
+//!   `aws_session_token`, `google_service_account_key`, `azure_storage_account_key`, ...)
+//!   and a REST catalog's secrets (`credential`, `token`).
 //!   Secrets are refused anywhere else, because server and table options are readable by every
 //!   role, while Postgres shows user mapping options only to the mapped user and the server's
 //!   owner. Options that name local files (`google_service_account`,
@@ -30,7 +33,7 @@ use std::ffi::CStr;
 
 use icefloe_core::catalog::warehouse::{relative_path, table_location};
 use icefloe_core::catalog::{Namespace, TableIdent};
-use icefloe_core::io::LocationKind;
+use icefloe_core::io::{Ambient, LocationKind, StorageConfig};
 use icefloe_core::SnapshotSelector;
 use pgrx::pg_sys;
 
@@ -62,10 +65,32 @@ pub const STORAGE_SECRETS: &[&str] = &[
 /// Secrets that name a file of the server's machine: only superusers may set them.
 pub const LOCAL_FILE_SECRETS: &[&str] =
     &["google_service_account", "google_application_credentials"];
-/// Server options besides endpoint settings.
+/// A REST catalog's secrets (PyIceberg's names): allowed only on user mappings.
+pub const CATALOG_SECRETS: &[(&str, &str)] = &[("credential", "credential"), ("token", "token")];
+/// A REST catalog's settings on its server, with the catalog property each sets (PyIceberg's
+/// and Iceberg Java's names, written with underscores as option names are).
+pub const CATALOG_SETTINGS: &[(&str, &str)] = &[
+    ("catalog_uri", "uri"),
+    ("scope", "scope"),
+    ("oauth2_server_uri", "oauth2-server-uri"),
+    ("rest_sigv4_enabled", "rest.sigv4-enabled"),
+    ("rest_signing_name", "rest.signing-name"),
+    ("rest_signing_region", "rest.signing-region"),
+    ("rest_page_size", "rest-page-size"),
+];
+/// Server options besides endpoint settings and catalog settings.
 pub const SERVER_OPTIONS: &[&str] = &[
     "warehouse",
     "ambient_credentials",
+    "latest_by_last_updated_ms",
+    "path_map",
+];
+/// Options that choose a metadata file or rewrite paths: a REST catalog makes those choices,
+/// so its servers and their tables refuse them.
+const OPEN_OPTIONS: &[&str] = &[
+    "location",
+    "metadata_file",
+    "table_uuid",
     "latest_by_last_updated_ms",
     "path_map",
 ];
@@ -200,8 +225,13 @@ impl OptionTarget {
                 .iter()
                 .chain(ENDPOINT_SETTINGS)
                 .copied()
+                .chain(CATALOG_SETTINGS.iter().map(|(o, _)| *o))
                 .collect(),
-            OptionTarget::UserMapping => STORAGE_SECRETS.to_vec(),
+            OptionTarget::UserMapping => STORAGE_SECRETS
+                .iter()
+                .copied()
+                .chain(CATALOG_SECRETS.iter().map(|(o, _)| *o))
+                .collect(),
             OptionTarget::Table => TABLE_OPTIONS.to_vec(),
             OptionTarget::Column => COLUMN_OPTIONS.to_vec(),
         }
@@ -214,7 +244,8 @@ pub fn validate(opts: &OptionList, target: OptionTarget) -> Result<(), FdwError>
     let valid = target.valid();
     for (i, (name, value)) in opts.iter().enumerate() {
         if !valid.contains(&name.as_str()) {
-            if STORAGE_SECRETS.contains(&name.as_str()) {
+            let catalog_secret = CATALOG_SECRETS.iter().any(|(o, _)| o == name);
+            if STORAGE_SECRETS.contains(&name.as_str()) || catalog_secret {
                 return Err(FdwError::MisplacedSecret {
                     name: name.clone(),
                     object: target.name(),
@@ -222,7 +253,8 @@ pub fn validate(opts: &OptionList, target: OptionTarget) -> Result<(), FdwError>
             }
             if target == OptionTarget::UserMapping
                 && (ENDPOINT_SETTINGS.contains(&name.as_str())
-                    || SERVER_OPTIONS.contains(&name.as_str()))
+                    || SERVER_OPTIONS.contains(&name.as_str())
+                    || CATALOG_SETTINGS.iter().any(|(o, _)| o == name))
             {
                 return Err(FdwError::ServerOnly { name: name.clone() });
             }
@@ -254,7 +286,9 @@ pub fn validate(opts: &OptionList, target: OptionTarget) -> Result<(), FdwError>
     let superuser = unsafe { pg_sys::superuser_arg(user) };
     match target {
         OptionTarget::Server => {
-            if let Some(w) = get(opts, "warehouse") {
+            if is_catalog_server(opts) {
+                check_catalog_server(opts)?;
+            } else if let Some(w) = get(opts, "warehouse") {
                 check_local_access(w, "warehouse", user)?;
             }
             check_open_options(opts, user)?;
@@ -293,6 +327,61 @@ pub fn validate(opts: &OptionList, target: OptionTarget) -> Result<(), FdwError>
         _ => {}
     }
     Ok(())
+}
+
+/// Whether a server's options name a REST catalog (`catalog_uri`).
+pub fn is_catalog_server(server: &OptionList) -> bool {
+    get(server, "catalog_uri").is_some()
+}
+
+/// Checks a REST catalog server's options: a catalog URI the core accepts, boolean and number
+/// settings that parse, and none of the options only a warehouse server takes.
+fn check_catalog_server(opts: &OptionList) -> Result<(), FdwError> {
+    for name in OPEN_OPTIONS {
+        if get(opts, name).is_some() {
+            return Err(FdwError::Options(format!(
+                "option \"{name}\" is not for a REST catalog server: the catalog says where each table's metadata is"
+            )));
+        }
+    }
+    let config = rest_config(opts, &OptionList::new(), "validation")?;
+    config.flag("rest.sigv4-enabled")?;
+    config.page_size()?;
+    Ok(())
+}
+
+/// The REST catalog configuration of a server (its [`CATALOG_SETTINGS`] and `warehouse`) and
+/// a user mapping (its [`CATALOG_SECRETS`]; for SigV4 signing, its AWS key pair, as PyIceberg
+/// finds it through boto3). `name` is how messages name the catalog (the server's name).
+pub fn rest_config(
+    server: &OptionList,
+    mapping: &OptionList,
+    name: &str,
+) -> Result<icefloe_core::catalog::rest::RestConfig, FdwError> {
+    let mut props: Vec<(String, String)> = Vec::new();
+    for (option, key) in CATALOG_SETTINGS {
+        if let Some(v) = get(server, option) {
+            props.push((key.to_string(), v.trim().to_string()));
+        }
+    }
+    if let Some(w) = get(server, "warehouse") {
+        props.push(("warehouse".into(), w.to_string()));
+    }
+    for (option, key) in CATALOG_SECRETS {
+        if let Some(v) = get(mapping, option) {
+            props.push((key.to_string(), v.to_string()));
+        }
+    }
+    for (option, key) in [
+        ("aws_access_key_id", "client.access-key-id"),
+        ("aws_secret_access_key", "client.secret-access-key"),
+        ("aws_session_token", "client.session-token"),
+    ] {
+        if let Some(v) = get(mapping, option) {
+            props.push((key.to_string(), v.to_string()));
+        }
+    }
+    Ok(icefloe_core::catalog::rest::RestConfig::new(name, props)?)
 }
 
 /// A namespace as the `namespace` option writes it: the core's dotted form (`db`, `a.b`; a
@@ -407,6 +496,12 @@ pub struct Resolved {
     pub display: String,
     /// Which metadata file, and the path map (table options over server options).
     pub open: OpenSettings,
+    /// The REST catalog the table is loaded through (`table` names it there), when the
+    /// server is a catalog's.
+    pub catalog: Option<icefloe_core::catalog::rest::RestConfig>,
+    /// Whether the role reading may read local files (set by the caller that knows the
+    /// role): a catalog's answer naming local files is refused otherwise.
+    pub local_files: bool,
 }
 
 /// The options that say how a table is opened beyond its location (see the module comment).
@@ -482,8 +577,12 @@ pub fn resolve(
     table: &OptionList,
     server: &OptionList,
     mapping: &OptionList,
+    server_name: &str,
 ) -> Result<Resolved, FdwError> {
     let ambient = ambient_credentials(server)?;
+    if is_catalog_server(server) {
+        return resolve_in_catalog(table, server, mapping, server_name, ambient);
+    }
     let warehouse = get(server, "warehouse");
     let (location, display, ident) = match get(table, "location") {
         Some(l) => {
@@ -511,17 +610,7 @@ pub fn resolve(
             (location, display, Some((w.to_string(), ident)))
         }
     };
-    let mut storage: OptionList = server
-        .iter()
-        .filter(|(k, _)| ENDPOINT_SETTINGS.contains(&k.as_str()))
-        .cloned()
-        .collect();
-    storage.extend(
-        mapping
-            .iter()
-            .filter(|(k, _)| STORAGE_SECRETS.contains(&k.as_str()))
-            .cloned(),
-    );
+    let storage = storage_options(server, mapping);
     let open = open_settings(table, server)?;
     if ambient {
         for (_, new) in &open.path_map {
@@ -540,7 +629,68 @@ pub fn resolve(
         ambient,
         display,
         open,
+        catalog: None,
+        local_files: false,
     })
+}
+
+/// [`resolve`] for a table of a REST catalog server: named by `namespace` and `table`, loaded
+/// through the catalog.
+fn resolve_in_catalog(
+    table: &OptionList,
+    server: &OptionList,
+    mapping: &OptionList,
+    server_name: &str,
+    ambient: bool,
+) -> Result<Resolved, FdwError> {
+    for name in OPEN_OPTIONS {
+        if get(table, name).is_some() {
+            return Err(FdwError::Options(format!(
+                "option \"{name}\" is not for a table of REST catalog server {server_name}: name the table with \"namespace\" and \"table\""
+            )));
+        }
+    }
+    let ident = table_name(table)?;
+    let catalog = rest_config(server, mapping, server_name)?;
+    Ok(Resolved {
+        // What pins and caches key the table by: the catalog and the name in it.
+        location: format!("{} {}", catalog.uri(), ident.path().join("/")),
+        display: ident.to_string(),
+        selector: selector(table)?,
+        storage: storage_options(server, mapping),
+        ambient,
+        open: OpenSettings::default(),
+        table: Some((String::new(), ident)),
+        catalog: Some(catalog),
+        local_files: false,
+    })
+}
+
+/// A table's storage options: its server's endpoint settings and the user mapping's secrets.
+fn storage_options(server: &OptionList, mapping: &OptionList) -> OptionList {
+    let mut storage: OptionList = server
+        .iter()
+        .filter(|(k, _)| ENDPOINT_SETTINGS.contains(&k.as_str()))
+        .cloned()
+        .collect();
+    storage.extend(
+        mapping
+            .iter()
+            .filter(|(k, _)| STORAGE_SECRETS.contains(&k.as_str()))
+            .cloned(),
+    );
+    storage
+}
+
+/// The storage configuration a resolved table is read with: its options and, when its server
+/// lends them, the postmaster's ambient credentials (its own `AWS_*`, `AZURE_*`, `GOOGLE_*`
+/// variables and the machine's) for the table's own store only.
+pub fn storage_config(r: &Resolved) -> StorageConfig {
+    if r.ambient {
+        StorageConfig::new(r.storage.clone(), Ambient::TableOnly).with_ambient_env(std::env::vars())
+    } else {
+        StorageConfig::new(r.storage.clone(), Ambient::Refuse)
+    }
 }
 
 /// Whether location `l` lies under `root` (both as the core parses them).

@@ -985,6 +985,192 @@ def import_foreign_schema_from_an_s3_warehouse():
         psql("DROP SCHEMA IF EXISTS s3db CASCADE; DROP SERVER IF EXISTS s3wh CASCADE")
 
 
+def free_port():
+    import socket
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_port(port, proc, what):
+    import socket
+    deadline = time.time() + 90
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            assert time.time() < deadline and proc.poll() is None, f"{what} did not start"
+            time.sleep(0.2)
+
+
+class RestCatalog:
+    """Apache Iceberg Java's REST catalog handlers (tests/rest-catalog, compiled by
+    scripts/test-pg into ICEFLOE_REST_JAVA_CP) over a fresh copy of the fixture warehouse that
+    the postgres user can read, on a free loopback port. `args` are the server's options."""
+
+    CLIENT_ID, CLIENT_SECRET, TOKEN = "pg-client", "pg-client-secret", "pg-static-token"
+
+    def __init__(self, *args):
+        cp = os.environ.get("ICEFLOE_REST_JAVA_CP")
+        assert cp, "ICEFLOE_REST_JAVA_CP is unset: run the regression tests through scripts/test-pg"
+        self.dir = os.path.join(os.path.dirname(ARGS.warehouse), f"rest-{free_port()}")
+        self.warehouse = os.path.join(self.dir, "warehouse")
+        shutil.copytree(os.path.join(ARGS.fixtures, "warehouse"), self.warehouse)
+        subprocess.run(["chmod", "-R", "a+rX", self.dir], check=True)
+        self.port = free_port()
+        args = [a.replace("{warehouse}", self.warehouse) for a in args]
+        self.proc = subprocess.Popen(
+            ["java", "-Xmx256m", "-cp", cp, "org.apache.iceberg.rest.IcefloeTestCatalogServer",
+             "--port", str(self.port), "--port-file", os.path.join(self.dir, "port"),
+             "--warehouse", self.warehouse, "--client-id", self.CLIENT_ID,
+             "--client-secret", self.CLIENT_SECRET, "--token", self.TOKEN, *args],
+            stdout=subprocess.DEVNULL, stderr=open(os.path.join(self.dir, "log"), "w"))
+        wait_port(self.port, self.proc, "the REST catalog")
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def close(self):
+        self.proc.kill()
+        self.proc.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class LoggingProxy:
+    """tests/fault_proxy.py without faults in front of a server: it logs the access key each
+    request was signed with."""
+
+    def __init__(self, upstream_port):
+        self.port = free_port()
+        self.log = os.path.join(os.path.dirname(ARGS.warehouse), f"proxy-{self.port}.log")
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "fault_proxy.py")
+        self.proc = subprocess.Popen([sys.executable, script, "--port", str(self.port),
+                                      "--upstream", f"127.0.0.1:{upstream_port}", "--log", self.log],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_port(self.port, self.proc, "the logging proxy")
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def keys(self):
+        with open(self.log) as f:
+            return {l.split(" ")[3] for l in f.read().splitlines() if l.startswith("ok GET ") and len(l.split(" ")) > 3}
+
+    def close(self):
+        self.proc.kill()
+        self.proc.wait()
+
+
+def check_current_rows(schema):
+    """Every fixture table imported into `schema` reads its current snapshot's rows exactly, and
+    count(*) and sum(_row_id) equal the expected rows'."""
+    fixtures = load_fixtures()
+    names = psql(f"SELECT string_agg(foreign_table_name::text, ',' ORDER BY 1) FROM information_schema.foreign_tables WHERE foreign_table_schema = '{schema}'").strip()
+    assert names == ",".join(sorted(m["table"] for m in fixtures)), names
+    problems = []
+    for m in fixtures:
+        snap = next(s for s in m["snapshots"] if s["snapshot_id"] == m["current_snapshot_id"])
+        try:
+            problems += [f"{m['table']}: {p}" for p in compare_snapshot(schema, m["table"], snap)]
+        except SqlError as e:
+            if VARIANT_PLACEHOLDER not in str(e):
+                raise
+        want = expected_rows(snap)
+        got = psql(f"SELECT count(*), coalesce(sum(_row_id), 0) FROM {schema}.{quote_ident(m['table'])}").strip()
+        want_sum = sum(int(r["_row_id"]) for r in want if r.get("_row_id") is not None)
+        if got != f"{len(want)}|{want_sum}":
+            problems.append(f"{m['table']}: count|sum(_row_id) {got}, want {len(want)}|{want_sum}")
+    assert not problems, "\n".join(problems)
+
+
+@test
+def import_and_read_through_the_rest_catalog_with_vended_credentials():
+    """Issue 10: a server of a REST catalog (catalog_uri, warehouse) whose tables live in S3;
+    the user mapping holds only the OAuth2 client credential; the catalog vends S3
+    credentials with each loadTable. IMPORT FOREIGN SCHEMA lists the namespace through the
+    catalog, every table reads its current rows, and every S3 request is signed with the
+    vended key (never unsigned, never the machine's)."""
+    s3 = MotoS3()
+    proxy = LoggingProxy(s3.port)
+    catalog = RestCatalog("--warehouse-name", "fixtures", "--prefix", "pgtest", "--scope", "catalog",
+                          "--vend", "s3.access-key-id=VENDEDKEY", "--vend", "s3.secret-access-key=vended-secret",
+                          "--vend", f"s3.endpoint={proxy.url}", "--vend", "s3.region=us-east-1",
+                          "--vend-prefix", "s3://lake/wh", "--metadata-base", "{warehouse}=s3://lake/wh")
+    try:
+        psql("DROP SERVER IF EXISTS rc CASCADE; DROP SCHEMA IF EXISTS rcdb CASCADE; CREATE SCHEMA rcdb;"
+             f"CREATE SERVER rc FOREIGN DATA WRAPPER icefloe OPTIONS (catalog_uri '{catalog.url}', warehouse 'fixtures', scope 'catalog');"
+             f"CREATE USER MAPPING FOR CURRENT_USER SERVER rc OPTIONS (credential '{catalog.CLIENT_ID}:{catalog.CLIENT_SECRET}');"
+             "IMPORT FOREIGN SCHEMA db FROM SERVER rc INTO rcdb")
+        check_current_rows("rcdb")
+        keys = proxy.keys()
+        assert keys == {"VENDEDKEY"}, keys
+        # Time travel through an imported table's options, as on a warehouse server.
+        m = next(m for m in load_fixtures() if m["table"] == "v3_dv_large")
+        first = m["snapshots"][0]
+        psql(f"ALTER FOREIGN TABLE rcdb.v3_dv_large OPTIONS (ADD snapshot_id '{first['snapshot_id']}')")
+        problems = compare_snapshot("rcdb", "v3_dv_large", first)
+        assert not problems, problems
+        # icefloe_snapshots() by name through the catalog server.
+        n = psql("SELECT count(*) FROM icefloe_snapshots('db.v3_dv_large', 'rc')").strip()
+        assert n == str(len(m["snapshots"])), (n, len(m["snapshots"]))
+        expect_error("IMPORT FOREIGN SCHEMA nosuchns FROM SERVER rc INTO rcdb", contains="nosuchns")
+    finally:
+        catalog.close()
+        proxy.close()
+        s3.close()
+        psql("DROP SCHEMA IF EXISTS rcdb CASCADE; DROP SERVER IF EXISTS rc CASCADE")
+
+
+@test
+def rest_catalog_servers_keep_secrets_in_mappings_and_local_files_to_privileged_roles():
+    """Issue 10: catalog secrets only in user mappings, catalog endpoints only on servers, no
+    warehouse-only options on catalog servers or their tables, a refused token is an
+    authorization error naming the catalog, and a catalog answering local metadata locations
+    (this one serves the warehouse from the server's disk) is read only for superusers and
+    members of pg_read_server_files."""
+    catalog = RestCatalog()
+    roles("rcuser")
+    try:
+        psql("DROP SERVER IF EXISTS rcl CASCADE; DROP SCHEMA IF EXISTS rcl CASCADE; CREATE SCHEMA rcl;"
+             f"CREATE SERVER rcl FOREIGN DATA WRAPPER icefloe OPTIONS (catalog_uri '{catalog.url}');"
+             "GRANT USAGE ON FOREIGN SERVER rcl TO rcuser; GRANT CREATE, USAGE ON SCHEMA rcl TO rcuser;"
+             f"CREATE USER MAPPING FOR PUBLIC SERVER rcl OPTIONS (token '{catalog.TOKEN}')")
+        expect_error(f"CREATE SERVER leak FOREIGN DATA WRAPPER icefloe OPTIONS (catalog_uri '{catalog.url}', token 't')",
+                     sqlstate="HV00D", contains="USER MAPPING")
+        expect_error(f"CREATE SERVER leak FOREIGN DATA WRAPPER icefloe OPTIONS (catalog_uri '{catalog.url}', credential 'a:b')",
+                     sqlstate="HV00D", contains="USER MAPPING")
+        expect_error("CREATE USER MAPPING FOR rcuser SERVER rcl OPTIONS (catalog_uri 'http://127.0.0.1:9')",
+                     sqlstate="HV00D", contains="SERVER", user="rcuser")
+        expect_error("CREATE SERVER bad FOREIGN DATA WRAPPER icefloe OPTIONS (catalog_uri 'file:///etc')", contains="uri")
+        expect_error(f"CREATE SERVER bad FOREIGN DATA WRAPPER icefloe OPTIONS (catalog_uri '{catalog.url}', path_map 'a=b')",
+                     contains="REST catalog")
+        expect_error(f"CREATE SERVER bad FOREIGN DATA WRAPPER icefloe OPTIONS (catalog_uri '{catalog.url}', rest_sigv4_enabled 'maybe')",
+                     contains="rest.sigv4-enabled")
+        # The superuser reads the catalog's local tables.
+        psql("IMPORT FOREIGN SCHEMA db LIMIT TO (v3_basic, v3_lineage) FROM SERVER rcl INTO rcl")
+        for t in ["v3_basic", "v3_lineage"]:
+            m = next(m for m in load_fixtures() if m["table"] == t)
+            snap = next(s for s in m["snapshots"] if s["snapshot_id"] == m["current_snapshot_id"])
+            problems = compare_snapshot("rcl", t, snap)
+            assert not problems, problems
+        psql("GRANT SELECT ON rcl.v3_basic TO rcuser")
+        # A role without pg_read_server_files: refused before the local metadata is read.
+        expect_error("SELECT count(*) FROM rcl.v3_basic", sqlstate="42501", contains="pg_read_server_files", user="rcuser")
+        expect_error("IMPORT FOREIGN SCHEMA db FROM SERVER rcl INTO rcl", sqlstate="42501", contains="pg_read_server_files", user="rcuser")
+        expect_error("SELECT count(*) FROM icefloe_snapshots('db.v3_basic', 'rcl')", sqlstate="42501", user="rcuser")
+        expect_error("CREATE FOREIGN TABLE rcl.byloc (id int) SERVER rcl OPTIONS (location '/tmp/x');"
+                     "SELECT * FROM rcl.byloc", contains="namespace", user="postgres")
+        psql("GRANT pg_read_server_files TO rcuser")
+        n = psql("SELECT count(*) FROM rcl.v3_basic", user="rcuser").strip()
+        m = next(m for m in load_fixtures() if m["table"] == "v3_basic")
+        snap = next(s for s in m["snapshots"] if s["snapshot_id"] == m["current_snapshot_id"])
+        assert n == str(len(expected_rows(snap))), n
+        # A token the catalog refuses: an authorization error naming the catalog server.
+        psql("CREATE USER MAPPING FOR rcuser SERVER rcl OPTIONS (token 'wrong-token')")
+        expect_error("SELECT count(*) FROM rcl.v3_basic", sqlstate="28000", contains="rcl", user="rcuser")
+    finally:
+        catalog.close()
+        psql("DROP SCHEMA IF EXISTS rcl CASCADE; DROP SERVER IF EXISTS rcl CASCADE")
+        psql("DROP OWNED BY rcuser CASCADE; DROP ROLE IF EXISTS rcuser")
+
+
 # ---------------------------------------------------------------------------------------------
 # issue 9: wrong or unstable results
 

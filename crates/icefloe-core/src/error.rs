@@ -93,6 +93,15 @@ pub enum Error {
         namespace: String,
         reason: String,
     },
+    /// A catalog answered a location that reads local files where its caller does not allow
+    /// them (a catalog read for other people, such as a Postgres role without the right to
+    /// read the server's files). Nothing at the location was read.
+    #[error("catalog {catalog}: table {table}: the catalog answered {location}, which reads local files; local files may not be read through this catalog here")]
+    LocalFilesRefused {
+        catalog: String,
+        table: String,
+        location: String,
+    },
     /// Encoding output (JSON Lines, CSV, Parquet) failed.
     #[error("cannot write output: {0}")]
     Output(String),

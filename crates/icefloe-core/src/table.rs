@@ -123,8 +123,8 @@ impl Table {
         Self::open_with_storage(location, caches, &[]).await
     }
 
-    /// Like [`Table::open_with`], with storage settings (credentials, region, endpoint) that
-    /// override the environment; see [`TableIo::open_with_options`].
+    /// Like [`Table::open_with`], with storage settings (credentials, region, endpoint); see
+    /// [`TableIo::open_with_options`].
     pub async fn open_with_storage(
         location: &str,
         caches: Arc<Caches>,
@@ -153,8 +153,7 @@ impl Table {
         caches: Arc<Caches>,
         opts: &OpenOptions,
     ) -> crate::Result<Table> {
-        let (io, path) =
-            TableIo::open_with_config(location, &opts.storage.options, opts.storage.ambient)?;
+        let (io, path) = TableIo::open_with_storage(location, &opts.storage)?;
         let located = locate_with(&io, &path, &opts.metadata).await?;
         let key = io.shown(&located.metadata_file);
         let metadata = get_or_load(&caches.metadata, key.clone(), async {

@@ -1,7 +1,8 @@
 //! Storage configuration handed in by the caller (as delta-kernel-rs's engine hands its kernel
-//! the storage): `object_store` option keys and whether ambient credentials may be used. The
-//! core never reads the process environment for it; a front-end that wants `AWS_*` variables
-//! honoured passes them in (see [`StorageConfig::with_env`]).
+//! the storage): `object_store` option keys, whether ambient credentials may be used, and the
+//! caller's environment variables that count as ambient credentials. The core never reads the
+//! process environment for it; a front-end that wants `AWS_*` variables honoured passes them
+//! in (see [`StorageConfig::with_env`]).
 
 use super::store::{Ambient, TableIo};
 
@@ -15,6 +16,11 @@ pub struct StorageConfig {
     /// Whether credentials found on the machine (instance metadata, web identity, workload
     /// identity) may be used when the options hold none.
     pub ambient: Ambient,
+    /// The caller's storage variables (`AWS_*`, `AZURE_*`, `GOOGLE_*`, lower-cased), ambient
+    /// credentials like the machine's: under the options for every store with
+    /// [`Ambient::Use`], for the table's own store with [`Ambient::TableOnly`], never with
+    /// [`Ambient::Refuse`].
+    pub env: Vec<(String, String)>,
 }
 
 impl StorageConfig {
@@ -29,6 +35,7 @@ impl StorageConfig {
         StorageConfig {
             options: out,
             ambient,
+            env: Vec::new(),
         }
     }
 
@@ -38,16 +45,55 @@ impl StorageConfig {
     }
 
     /// `options` over the storage variables of an environment (`AWS_*`, `AZURE_*`, `GOOGLE_*`,
-    /// as `object_store` names them, lower-cased), with ambient credentials allowed: what a
-    /// command-line user expects. The caller passes the environment (`std::env::vars()`).
+    /// as `object_store` names them), with ambient credentials allowed: what a command-line
+    /// user expects. The caller passes the environment (`std::env::vars()`).
     pub fn with_env(
         env: impl IntoIterator<Item = (String, String)>,
         options: impl IntoIterator<Item = (String, String)>,
     ) -> Self {
-        let env = env.into_iter().filter(|(k, _)| {
-            k.starts_with("AWS_") || k.starts_with("AZURE_") || k.starts_with("GOOGLE_")
-        });
-        StorageConfig::new(env.chain(options), Ambient::Use)
+        StorageConfig::new(options, Ambient::Use).with_ambient_env(env)
+    }
+
+    /// This configuration with `env`'s storage variables as [`StorageConfig::env`] (other
+    /// variables are dropped): a server lending its own environment's credentials passes it
+    /// with [`Ambient::TableOnly`].
+    pub fn with_ambient_env(mut self, env: impl IntoIterator<Item = (String, String)>) -> Self {
+        self.env = env
+            .into_iter()
+            .filter(|(k, _)| {
+                k.starts_with("AWS_") || k.starts_with("AZURE_") || k.starts_with("GOOGLE_")
+            })
+            .map(|(k, v)| (k.to_ascii_lowercase(), v))
+            .collect();
+        self
+    }
+
+    /// The options a store gets: the ambient variables (when this configuration may use
+    /// them), then the options, a later key overriding an earlier one.
+    pub fn effective_options(&self) -> Vec<(String, String)> {
+        let env = match self.ambient {
+            Ambient::Refuse => &[][..],
+            Ambient::Use | Ambient::TableOnly => &self.env[..],
+        };
+        let mut out: Vec<(String, String)> = Vec::new();
+        for (k, v) in env.iter().chain(&self.options) {
+            out.retain(|(o, _)| o != k);
+            out.push((k.clone(), v.clone()));
+        }
+        out
+    }
+
+    /// The configuration for a store other than the table's own: with
+    /// [`Ambient::TableOnly`], neither the machine's credentials nor the ambient variables.
+    pub fn for_other_store(&self) -> StorageConfig {
+        match self.ambient {
+            Ambient::TableOnly => StorageConfig {
+                options: self.options.clone(),
+                ambient: Ambient::Refuse,
+                env: Vec::new(),
+            },
+            _ => self.clone(),
+        }
     }
 
     /// Reads one `key=value` option (`--storage-option`), checking that some store knows the
@@ -79,7 +125,7 @@ impl StorageConfig {
     /// Opens the store of `location` with this configuration; returns it and the path of
     /// `location` inside it.
     pub fn open(&self, location: &str) -> crate::Result<(TableIo, String)> {
-        TableIo::open_with_config(location, &self.options, self.ambient)
+        TableIo::open_with_storage(location, self)
     }
 }
 
@@ -109,6 +155,7 @@ impl std::fmt::Debug for StorageConfig {
                 &self.options.iter().map(|(k, _)| k).collect::<Vec<_>>(),
             )
             .field("ambient", &self.ambient)
+            .field("env", &self.env.iter().map(|(k, _)| k).collect::<Vec<_>>())
             .finish()
     }
 }
@@ -128,7 +175,23 @@ mod tests {
         );
         assert_eq!(c.get("aws_region"), Some("us-east-1"));
         assert_eq!(c.options.len(), 1);
+        assert_eq!(c.env, vec![("aws_region".to_string(), "eu-west-1".to_string())]);
         assert_eq!(c.ambient, Ambient::Use);
+        assert_eq!(
+            c.effective_options(),
+            vec![("aws_region".to_string(), "us-east-1".to_string())]
+        );
+        // The environment's variables reach the table's store only when ambient credentials
+        // are lent, and never another store under TableOnly.
+        let env = [("AWS_ACCESS_KEY_ID".to_string(), "AKIA".to_string())];
+        let lent = StorageConfig::new([], Ambient::TableOnly).with_ambient_env(env.clone());
+        assert_eq!(lent.effective_options().len(), 1);
+        assert!(lent.for_other_store().effective_options().is_empty());
+        assert_eq!(lent.for_other_store().ambient, Ambient::Refuse);
+        let refused = StorageConfig::new([], Ambient::Refuse).with_ambient_env(env.clone());
+        assert!(refused.effective_options().is_empty());
+        let used = StorageConfig::with_env(env, []);
+        assert_eq!(used.for_other_store().effective_options().len(), 1);
         let secret = StorageConfig::new(
             [("aws_secret_access_key".into(), "s3cr3t".into())],
             Ambient::Refuse,

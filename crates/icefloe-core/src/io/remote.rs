@@ -1,5 +1,6 @@
-//! Remote object stores (S3, GCS, Azure Blob) built from the caller's options (over the
-//! `AWS_*`, `AZURE_*`, `GOOGLE_*` environment when ambient credentials may be used).
+//! Remote object stores (S3, GCS, Azure Blob) built from the caller's storage configuration
+//! (its options over the environment variables it passes as ambient credentials, when those
+//! may be used); the process environment is never read here.
 //!
 //! Every store retries with exponential backoff: requests that time out, lose their connection
 //! or are answered 5xx, 408 or 429, and response bodies cut short (resumed by range while the
@@ -15,6 +16,7 @@ use std::sync::Arc;
 use object_store::{BackoffConfig, ObjectStore, ObjectStoreScheme, RetryConfig};
 use url::Url;
 
+use super::config::StorageConfig;
 use super::store::Ambient;
 
 /// Storage options that set the retry policy, with what they take:
@@ -73,16 +75,12 @@ pub fn retry_config(options: &[(String, String)]) -> Result<RetryConfig, String>
     Ok(retry)
 }
 
-/// Opens the remote store at `url` (scheme and bucket or container) with `options`
-/// (`object_store` configuration keys, any case, a later key overriding an earlier one, plus
-/// [`RETRY_KEYS`]), over the environment's with [`Ambient::Use`]. With [`Ambient::Refuse`] and no credential among the options, requests are
-/// sent unsigned rather than with credentials found on the machine.
-pub fn open_remote(
-    url: &Url,
-    options: &[(String, String)],
-    ambient: Ambient,
-) -> Result<Arc<dyn ObjectStore>, String> {
-    open_remote_with(url, options, ambient, None)
+/// Opens the remote store at `url` (scheme and bucket or container) with `storage`'s
+/// [effective options](StorageConfig::effective_options) (`object_store` configuration keys,
+/// plus [`RETRY_KEYS`]). With [`Ambient::Refuse`] and no credential among the options,
+/// requests are sent unsigned rather than with credentials found on the machine.
+pub fn open_remote(url: &Url, storage: &StorageConfig) -> Result<Arc<dyn ObjectStore>, String> {
+    open_remote_with(url, storage, None)
 }
 
 /// S3 credentials asked for before each request (cached by the provider): vended credentials
@@ -93,26 +91,12 @@ pub type S3Credentials = object_store::aws::AwsCredentialProvider;
 /// credentials among the options.
 pub fn open_remote_with(
     url: &Url,
-    options: &[(String, String)],
-    ambient: Ambient,
+    storage: &StorageConfig,
     s3_credentials: Option<S3Credentials>,
 ) -> Result<Arc<dyn ObjectStore>, String> {
-    let env: Vec<(String, String)> = match ambient {
-        Ambient::Use | Ambient::TableOnly => std::env::vars()
-            .filter(|(k, _)| {
-                k.starts_with("AWS_") || k.starts_with("GOOGLE_") || k.starts_with("AZURE_")
-            })
-            .collect(),
-        Ambient::Refuse => Vec::new(),
-    };
-    let mut opts: Vec<(String, String)> = Vec::new();
-    for (k, v) in env.iter().chain(options) {
-        let k = k.to_ascii_lowercase();
-        opts.retain(|(o, _)| *o != k);
-        opts.push((k, v.clone()));
-    }
+    let mut opts = storage.effective_options();
     let (scheme, _) = ObjectStoreScheme::parse(url).map_err(|e| e.to_string())?;
-    if ambient == Ambient::Refuse {
+    if storage.ambient == Ambient::Refuse {
         if let Some(skip) = unsigned_without_credentials(&scheme, &opts) {
             opts.push((skip.to_string(), "true".to_string()));
         }
@@ -233,10 +217,11 @@ mod tests {
     #[test]
     fn a_bad_retry_option_fails_opening_the_store() {
         let url = Url::parse("s3://bucket/").unwrap();
-        let e = open_remote(&url, &opts(&[("MAX_RETRIES", "many")]), Ambient::Refuse)
+        let config = |kv| StorageConfig::new(opts(kv), Ambient::Refuse);
+        let e = open_remote(&url, &config(&[("MAX_RETRIES", "many")]))
             .map(|_| ())
             .unwrap_err();
         assert!(e.contains("max_retries"), "{e}");
-        assert!(open_remote(&url, &opts(&[("aws_region", "eu-west-1")]), Ambient::Refuse).is_ok());
+        assert!(open_remote(&url, &config(&[("aws_region", "eu-west-1")])).is_ok());
     }
 }

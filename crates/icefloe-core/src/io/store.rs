@@ -18,6 +18,8 @@ use bytes::Bytes;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 
+use super::config::StorageConfig;
+
 pub use super::location::Location;
 
 /// A store plus the table root it was opened at. Cheap to clone.
@@ -35,9 +37,7 @@ pub struct TableIo {
     /// Caller's prefix rewrites, first match wins.
     path_map: Arc<Vec<(Location, String)>>,
     /// Storage settings, for the other stores files may live in.
-    options: Arc<Vec<(String, String)>>,
-    /// Whether stores may use the machine's ambient credentials.
-    ambient: Ambient,
+    storage: Arc<StorageConfig>,
     /// Other stores opened for files outside this one, by [`Location::store_key`].
     others: Arc<Mutex<HashMap<String, Arc<dyn ObjectStore>>>>,
 }
@@ -52,9 +52,10 @@ struct Target {
 impl TableIo {
     /// Opens storage for `location`: a local path (relative to the working directory or
     /// absolute), or a `file:`, `s3://`, `s3a://`, `gs://`, `az://`, `abfs(s)://` URL. Cloud
-    /// stores are configured from the usual environment variables (`AWS_*`, `GOOGLE_*`,
-    /// `AZURE_*`). Returns the store and `location` in a canonical written form (an absolute
-    /// local path, or a URL), which the other methods take.
+    /// stores get no options (the process environment is not read: pass its variables with
+    /// [`StorageConfig::with_env`] and [`TableIo::open_with_storage`]). Returns the store and
+    /// `location` in a canonical written form (an absolute local path, or a URL), which the
+    /// other methods take.
     pub fn open(location: &str) -> crate::Result<(TableIo, String)> {
         Self::open_with_options(location, &[])
     }
@@ -62,8 +63,7 @@ impl TableIo {
     /// Like [`TableIo::open`], with explicit storage settings: `object_store` configuration
     /// keys such as `aws_access_key_id`, `aws_region`, `aws_endpoint`,
     /// `google_service_account_key` or `azure_storage_account_key`, and the retry keys of
-    /// [`super::remote::RETRY_KEYS`]. They override the environment variables of the same
-    /// name (upper case). Ignored for local files.
+    /// [`super::remote::RETRY_KEYS`]. Ignored for local files.
     pub fn open_with_options(
         location: &str,
         options: &[(String, String)],
@@ -71,15 +71,24 @@ impl TableIo {
         Self::open_with_config(location, options, Ambient::Use)
     }
 
-    /// Like [`TableIo::open_with_options`], saying whether the process' ambient credentials
-    /// may be used. With [`Ambient::Refuse`] the environment is not read and, when `options`
-    /// hold no credential for the store, requests are sent unsigned (anonymous) rather than
-    /// with credentials found on the machine (instance metadata, workload identity, a default
-    /// credentials file). Other stores that files of the table live in are opened alike.
+    /// Like [`TableIo::open_with_options`], saying whether the machine's ambient credentials
+    /// may be used (see [`TableIo::open_with_storage`]).
     pub fn open_with_config(
         location: &str,
         options: &[(String, String)],
         ambient: Ambient,
+    ) -> crate::Result<(TableIo, String)> {
+        Self::open_with_storage(location, &StorageConfig::new(options.to_vec(), ambient))
+    }
+
+    /// Opens storage for `location` with `storage`. With [`Ambient::Refuse`], when the options
+    /// hold no credential for the store, requests are sent unsigned (anonymous) rather than
+    /// with credentials found on the machine (instance metadata, workload identity, a default
+    /// credentials file). Other stores that files of the table live in are opened alike
+    /// ([`StorageConfig::for_other_store`]).
+    pub fn open_with_storage(
+        location: &str,
+        storage: &StorageConfig,
     ) -> crate::Result<(TableIo, String)> {
         let err = |r: String| crate::Error::Location {
             location: location.to_string(),
@@ -91,7 +100,7 @@ impl TableIo {
         } else if loc.is_local() {
             loc.path = canonical(&loc.path);
         }
-        let store = open_store(&loc, options, ambient).map_err(err)?;
+        let store = open_store(&loc, storage).map_err(err)?;
         let written = if loc.is_local() {
             loc.path.clone()
         } else {
@@ -110,8 +119,7 @@ impl TableIo {
                 recorded: None,
                 warehouse: None,
                 path_map: Arc::new(Vec::new()),
-                options: Arc::new(options.to_vec()),
-                ambient,
+                storage: Arc::new(storage.clone()),
                 others: Arc::new(Mutex::new(HashMap::new())),
             },
             written,
@@ -234,7 +242,7 @@ impl TableIo {
             match others.get(&key) {
                 Some(s) => s.clone(),
                 None => {
-                    let s = open_store(&loc, &self.options, self.ambient.for_other_store())
+                    let s = open_store(&loc, &self.storage.for_other_store())
                         .map_err(|r| crate::Error::Location {
                             location: key.clone(),
                             reason: r,
@@ -432,20 +440,16 @@ fn warehouse_roots(rec: &Location, base: &Location, root: &str) -> Option<(Locat
 }
 
 /// Opens the store a location is in.
-fn open_store(
-    loc: &Location,
-    options: &[(String, String)],
-    ambient: Ambient,
-) -> Result<Arc<dyn ObjectStore>, String> {
+fn open_store(loc: &Location, storage: &StorageConfig) -> Result<Arc<dyn ObjectStore>, String> {
     #[cfg(not(feature = "cloud"))]
-    let _ = (options, ambient);
+    let _ = storage;
     match loc.scheme.as_str() {
         "file" => Ok(Arc::new(object_store::local::LocalFileSystem::new())),
         #[cfg(feature = "cloud")]
         s if super::location::REMOTE_SCHEMES.contains(&s) => {
             let url =
                 url::Url::parse(&format!("{}/", loc.store_key())).map_err(|e| e.to_string())?;
-            super::remote::open_remote(&url, options, ambient)
+            super::remote::open_remote(&url, storage)
         }
         s => Err(format!("unsupported storage scheme {s}://")),
     }
@@ -464,16 +468,6 @@ pub enum Ambient {
     /// in are opened without them (a server lending its credentials for one warehouse, whose
     /// tables' metadata must not lead them elsewhere).
     TableOnly,
-}
-
-impl Ambient {
-    /// What a store other than the table's own may use.
-    fn for_other_store(self) -> Ambient {
-        match self {
-            Ambient::TableOnly => Ambient::Refuse,
-            a => a,
-        }
-    }
 }
 
 /// A path as written (a file name or object key, taken literally: Iceberg writes partition

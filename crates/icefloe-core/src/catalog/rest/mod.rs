@@ -39,6 +39,8 @@ pub struct RestCatalog {
     storage: StorageConfig,
     caches: Arc<Caches>,
     page_size: Option<u32>,
+    /// Whether tables the catalog places in local files may be read.
+    local_files: bool,
 }
 
 impl std::fmt::Debug for RestCatalog {
@@ -72,7 +74,16 @@ impl RestCatalog {
             client: Arc::new(client),
             storage,
             caches,
+            local_files: true,
         })
+    }
+
+    /// This catalog, refusing tables whose metadata location it answers with a local path or
+    /// `file:` URL ([`crate::Error::LocalFilesRefused`], before anything there is read): for a
+    /// server reading the catalog for someone who may not read the machine's files.
+    pub fn refusing_local_files(mut self) -> RestCatalog {
+        self.local_files = false;
+        self
     }
 
     /// The configuration in use: the caller's merged with the catalog's defaults and overrides.
@@ -202,6 +213,15 @@ impl Catalog for RestCatalog {
                 "loadTable answered metadata without a location".into(),
             ));
         };
+        if !self.local_files
+            && crate::io::classify(location).ok() != Some(crate::io::LocationKind::Remote)
+        {
+            return Err(crate::Error::LocalFilesRefused {
+                catalog: self.config.name().to_string(),
+                table: table.to_string(),
+                location: location.to_string(),
+            });
+        }
         // Storage: the caller's options, then the catalog's FileIO properties, then the
         // table's own `config` and vended credentials.
         let mut props = self.config.props().clone();
@@ -212,7 +232,10 @@ impl Catalog for RestCatalog {
         ));
         let mut options = self.storage.options.clone();
         options.extend(storage::object_store_options(&props, location));
-        let storage = StorageConfig::new(options, self.storage.ambient);
+        let storage = StorageConfig {
+            options: StorageConfig::new(options, self.storage.ambient).options,
+            ..self.storage.clone()
+        };
         #[allow(unused_mut)]
         let (mut io, path) = storage.open(location)?;
         // Vended S3 credentials that expire are fetched again before they do.
@@ -229,8 +252,7 @@ impl Catalog for RestCatalog {
             if let Some(bucket) = bucket.filter(|u| u.scheme() == "s3") {
                 let store = crate::io::remote::open_remote_with(
                     &bucket,
-                    &storage.options,
-                    storage.ambient,
+                    &storage,
                     Some(Arc::new(vended)),
                 )
                 .map_err(|r| self.error(subject, r))?;

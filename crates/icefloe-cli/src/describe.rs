@@ -4,9 +4,10 @@
 use std::io::{BufWriter, Write};
 
 use anyhow::Result;
+use futures::StreamExt;
 use icefloe_core::delete::resolved::deleted_positions;
 use icefloe_core::listing::{self, format_timestamp_ms, Listing};
-use icefloe_core::scan::plan::DeleteFileRef;
+use icefloe_core::scan::plan::{DeleteFileRef, FileScanTask};
 use icefloe_core::spec::{NestedField, Type};
 use icefloe_core::{Scan, Table};
 use serde_json::{json, Value};
@@ -185,7 +186,10 @@ fn fields_json(fields: &[NestedField]) -> Vec<Value> {
 }
 
 /// Prints the live data files of a snapshot with the deletes that apply to each; with a
-/// filter, only the files that may hold rows it keeps.
+/// filter, only the files that may hold rows it keeps. CSV and JSON rows are printed as the
+/// plan streams them (memory stays bounded however many files the snapshot has); the terminal
+/// table needs every row for its widths. An error in a later manifest fails the command after
+/// the rows printed before it.
 pub async fn files(
     t: &TableArgs,
     at: &SnapshotArgs,
@@ -195,8 +199,6 @@ pub async fn files(
     let builder = filter.apply(Scan::builder())?;
     let table = t.open().await?;
     let scan = builder.snapshot(at.selector()?).build(&table)?;
-    let tasks = scan.plan_files().await?;
-    let short = |p: &str| relative(&table, p);
     let header = header(&[
         "data_file",
         "record_count",
@@ -206,122 +208,151 @@ pub async fn files(
         "first_row_id",
         "spec_id",
     ]);
-    // CSV is written row by row; the terminal table needs every row for its widths, JSON
-    // is one document.
-    let mut csv = match format {
-        ListFormat::Csv => {
-            let mut w = BufWriter::with_capacity(1 << 20, std::io::stdout());
-            w.write_all(Listing::csv_line(&header).as_bytes())?;
-            Some(w)
+    let mut out = BufWriter::with_capacity(1 << 20, std::io::stdout());
+    match format {
+        ListFormat::Csv => out.write_all(Listing::csv_line(&header).as_bytes())?,
+        ListFormat::Json => {
+            // The document `print` would write, opened here and its `files` written one by
+            // one (serde_json keeps the keys in this order).
+            let table_name = serde_json::to_string(&t.table)?;
+            let snapshot = serde_json::to_string(&selected(scan.snapshot()))?;
+            write!(
+                out,
+                "{{\n  \"table\": {table_name},\n  \"snapshot_id\": {snapshot},\n  \"files\": ["
+            )?;
         }
-        _ => None,
-    };
+        ListFormat::Text => {}
+    }
     let mut rows = Vec::new();
-    let mut docs = Vec::new();
-    for task in &tasks {
-        // A deletion vector's cardinality is its manifest entry's record_count: no Puffin
-        // file is opened to list files. Position delete files are read (one may hold
-        // positions of several data files, or repeat a position).
-        let deleted = match &task.deletion_vector {
-            Some(dv) => dv.file.record_count.max(0) as u64,
-            None if task.position_deletes.is_empty() => 0,
-            None => deleted_positions(&table, task)
-                .await?
-                .map(|b| b.len())
-                .unwrap_or(0),
-        };
-        let mut deletes = Vec::new();
-        if let Some(dv) = &task.deletion_vector {
-            deletes.push(format!(
-                "dv {} @{}+{} ({} rows)",
-                short(&dv.file.file_path),
-                dv.file.content_offset.unwrap_or(0),
-                dv.file.content_size_in_bytes.unwrap_or(0),
-                dv.file.record_count
-            ));
-        }
-        for p in &task.position_deletes {
-            deletes.push(format!("pos {}", short(&p.file.file_path)));
-        }
-        for e in &task.equality_deletes {
-            deletes.push(format!(
-                "eq{:?} {}",
-                e.file.equality_ids,
-                short(&e.file.file_path)
-            ));
-        }
-        let f = &task.data_file;
-        let row = vec![
-            short(&f.file_path),
-            f.record_count.to_string(),
-            deleted.to_string(),
-            deletes.join("; "),
-            task.sequence_number.to_string(),
-            task.first_row_id.map(|v| v.to_string()).unwrap_or_default(),
-            f.spec_id.to_string(),
-        ];
-        match &mut csv {
-            Some(w) => {
-                w.write_all(Listing::csv_line(&row).as_bytes())?;
-                continue;
+    let mut tasks = scan.plan_stream();
+    let mut first = true;
+    while let Some(task) = tasks.next().await {
+        let task = task?;
+        let deleted = deleted_rows(&table, &task).await?;
+        match format {
+            ListFormat::Csv => {
+                out.write_all(Listing::csv_line(&file_row(&table, &task, deleted)).as_bytes())?
             }
-            _ if format == ListFormat::Text => {
-                rows.push(row);
-                continue;
+            ListFormat::Text => rows.push(file_row(&table, &task, deleted)),
+            ListFormat::Json => {
+                let doc = serde_json::to_string_pretty(&file_json(&task, deleted))?;
+                out.write_all(if first { b"\n" } else { b",\n" })?;
+                for (k, line) in doc.lines().enumerate() {
+                    if k > 0 {
+                        out.write_all(b"\n")?;
+                    }
+                    write!(out, "    {line}")?;
+                }
             }
-            _ => {}
         }
-        let delete_json = |d: &DeleteFileRef| {
-            json!({
-                "path": d.file.file_path,
-                "record_count": d.file.record_count,
-                "sequence_number": d.sequence_number,
-            })
-        };
-        docs.push(json!({
-            "data_file": f.file_path,
-            "file_format": format!("{:?}", f.file_format).to_lowercase(),
-            "record_count": f.record_count,
-            "file_size_in_bytes": f.file_size_in_bytes,
-            "sequence_number": task.sequence_number,
-            "first_row_id": task.first_row_id,
-            "spec_id": f.spec_id,
-            "deleted_positions": deleted,
-            "deletion_vector": task.deletion_vector.as_ref().map(|dv| json!({
-                "path": dv.file.file_path,
-                "content_offset": dv.file.content_offset,
-                "content_size_in_bytes": dv.file.content_size_in_bytes,
-                "cardinality": dv.file.record_count,
-                "sequence_number": dv.sequence_number,
-            })),
-            "position_deletes": task.position_deletes.iter().map(delete_json).collect::<Vec<_>>(),
-            "equality_deletes": task.equality_deletes.iter().map(|e| {
-                let mut v = delete_json(e);
-                v["equality_ids"] = json!(e.file.equality_ids);
-                v
-            }).collect::<Vec<_>>(),
-        }));
+        first = false;
     }
-    if let Some(mut w) = csv {
-        w.flush()?;
-        return Ok(());
+    match format {
+        ListFormat::Csv => {}
+        ListFormat::Json => {
+            out.write_all(if first { b"]\n}\n" } else { b"\n  ]\n}\n" })?;
+        }
+        ListFormat::Text => {
+            let listing = Listing { header, rows };
+            let text = [
+                (0, "data_file"),
+                (1, "records"),
+                (2, "deleted"),
+                (3, "deletes"),
+                (4, "seq"),
+                (5, "first_row_id"),
+                (6, "spec"),
+            ];
+            out.flush()?;
+            return print(format, &listing, &text, || Value::Null);
+        }
     }
-    let listing = Listing { header, rows };
-    let text = [
-        (0, "data_file"),
-        (1, "records"),
-        (2, "deleted"),
-        (3, "deletes"),
-        (4, "seq"),
-        (5, "first_row_id"),
-        (6, "spec"),
-    ];
-    print(format, &listing, &text, || {
+    out.flush()?;
+    Ok(())
+}
+
+/// The rows a task's deletes remove, as far as known without reading data. A deletion
+/// vector's cardinality is its manifest entry's record_count: no Puffin file is opened to
+/// list files. Position delete files are read (one may hold positions of several data
+/// files, or repeat a position).
+async fn deleted_rows(table: &Table, task: &FileScanTask) -> Result<u64> {
+    Ok(match &task.deletion_vector {
+        Some(dv) => dv.file.record_count.max(0) as u64,
+        None if task.position_deletes.is_empty() => 0,
+        None => deleted_positions(table, task)
+            .await?
+            .map(|b| b.len())
+            .unwrap_or(0),
+    })
+}
+
+/// One row of the `files` listing (CSV and terminal).
+fn file_row(table: &Table, task: &FileScanTask, deleted: u64) -> Vec<String> {
+    let short = |p: &str| relative(table, p);
+    let mut deletes = Vec::new();
+    if let Some(dv) = &task.deletion_vector {
+        deletes.push(format!(
+            "dv {} @{}+{} ({} rows)",
+            short(&dv.file.file_path),
+            dv.file.content_offset.unwrap_or(0),
+            dv.file.content_size_in_bytes.unwrap_or(0),
+            dv.file.record_count
+        ));
+    }
+    for p in &task.position_deletes {
+        deletes.push(format!("pos {}", short(&p.file.file_path)));
+    }
+    for e in &task.equality_deletes {
+        deletes.push(format!(
+            "eq{:?} {}",
+            e.file.equality_ids,
+            short(&e.file.file_path)
+        ));
+    }
+    let f = &task.data_file;
+    vec![
+        short(&f.file_path),
+        f.record_count.to_string(),
+        deleted.to_string(),
+        deletes.join("; "),
+        task.sequence_number.to_string(),
+        task.first_row_id.map(|v| v.to_string()).unwrap_or_default(),
+        f.spec_id.to_string(),
+    ]
+}
+
+/// One element of the `files` array of the JSON document.
+fn file_json(task: &FileScanTask, deleted: u64) -> Value {
+    let f = &task.data_file;
+    let delete_json = |d: &DeleteFileRef| {
         json!({
-            "table": t.table,
-            "snapshot_id": selected(scan.snapshot()),
-            "files": docs,
+            "path": d.file.file_path,
+            "record_count": d.file.record_count,
+            "sequence_number": d.sequence_number,
         })
+    };
+    json!({
+        "data_file": f.file_path,
+        "file_format": format!("{:?}", f.file_format).to_lowercase(),
+        "record_count": f.record_count,
+        "file_size_in_bytes": f.file_size_in_bytes,
+        "sequence_number": task.sequence_number,
+        "first_row_id": task.first_row_id,
+        "spec_id": f.spec_id,
+        "deleted_positions": deleted,
+        "deletion_vector": task.deletion_vector.as_ref().map(|dv| json!({
+            "path": dv.file.file_path,
+            "content_offset": dv.file.content_offset,
+            "content_size_in_bytes": dv.file.content_size_in_bytes,
+            "cardinality": dv.file.record_count,
+            "sequence_number": dv.sequence_number,
+        })),
+        "position_deletes": task.position_deletes.iter().map(delete_json).collect::<Vec<_>>(),
+        "equality_deletes": task.equality_deletes.iter().map(|e| {
+            let mut v = delete_json(e);
+            v["equality_ids"] = json!(e.file.equality_ids);
+            v
+        }).collect::<Vec<_>>(),
     })
 }
 

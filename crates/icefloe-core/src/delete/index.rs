@@ -7,7 +7,6 @@
 //!   in the same partition or everywhere when written with an unpartitioned spec.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use crate::scan::plan::DeleteFileRef;
 use crate::spec::{DataContent, DataFile, ManifestEntry, TableMetadata};
@@ -40,7 +39,7 @@ impl DeleteIndex {
         for e in deletes {
             let r = DeleteFileRef {
                 sequence_number: e.sequence_number,
-                file: Arc::new(e.data_file),
+                file: e.data_file,
             };
             match r.file.content {
                 DataContent::PositionDeletes if r.file.is_deletion_vector() => {
@@ -73,11 +72,17 @@ impl DeleteIndex {
 
     /// The deletes for `data_file`, whose data sequence number is `seq`.
     pub fn for_data_file(&self, data_file: &DataFile, seq: i64) -> Applicable {
+        let dvs = self.dvs.get(&data_file.file_path);
+        if dvs.is_none()
+            && self.positions_by_partition.is_empty()
+            && self.equality_global.is_empty()
+            && self.equality_by_partition.is_empty()
+        {
+            return Applicable::default();
+        }
         let partition = data_file.partition_key();
         // A newer DV replaces an older one for the same file; take the highest sequence number.
-        let deletion_vector = self
-            .dvs
-            .get(&data_file.file_path)
+        let deletion_vector = dvs
             .into_iter()
             .flatten()
             .filter(|d| seq <= d.sequence_number && d.file.partition_key() == partition)

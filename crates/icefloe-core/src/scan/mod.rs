@@ -279,6 +279,15 @@ impl Scan {
         }
     }
 
+    /// [`Scan::plan_files`] as a stream, in bounded memory ([`plan::plan_stream`]: errors may
+    /// come after tasks, so read it to its end before trusting it).
+    pub fn plan_stream(&self) -> BoxStream<'static, crate::Result<FileScanTask>> {
+        match &self.snapshot {
+            Some(s) => plan::plan_stream(&self.table, s, self.pruner.as_ref()),
+            None => futures::stream::empty().boxed(),
+        }
+    }
+
     /// [`Scan::plan_files`] with counts of the manifests and data files pruning skipped.
     pub async fn plan_with_stats(&self) -> crate::Result<(Vec<FileScanTask>, plan::PlanStats)> {
         match &self.snapshot {
@@ -403,17 +412,30 @@ impl Scan {
     }
 }
 
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
+/// A spawned task that is aborted when its handle is dropped (a consumer that stops reading
+/// stops the work it started); as a future, the task's result.
+pub(crate) struct AbortOnDrop<T>(pub(crate) tokio::task::JoinHandle<T>);
 
-impl Drop for AbortOnDrop {
+impl<T> Drop for AbortOnDrop<T> {
     fn drop(&mut self) {
         self.0.abort();
     }
 }
 
+impl<T> std::future::Future for AbortOnDrop<T> {
+    type Output = Result<T, tokio::task::JoinError>;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        std::pin::Pin::new(&mut self.0).poll(cx)
+    }
+}
+
 struct ReceiverStream {
     rx: mpsc::Receiver<crate::Result<RecordBatch>>,
-    _handle: AbortOnDrop,
+    _handle: AbortOnDrop<()>,
 }
 
 impl futures::Stream for ReceiverStream {

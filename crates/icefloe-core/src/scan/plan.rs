@@ -5,7 +5,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use futures::StreamExt;
+use futures::future::BoxFuture;
+use futures::stream::BoxStream;
+use futures::{FutureExt, StreamExt, TryStreamExt};
 
 use crate::cache::get_or_load;
 use crate::delete::index::DeleteIndex;
@@ -13,13 +15,15 @@ use crate::scan::prune::Pruner;
 use crate::spec::manifest::read_manifest;
 use crate::spec::ManifestContent;
 use crate::spec::{
-    DataContent, DataFile, EntryStatus, FileFormat, ManifestEntry, ManifestFile, PartitionSpec,
-    PrimitiveType, Snapshot, Transform, Type,
+    DataFile, EntryStatus, FileFormat, ManifestEntry, ManifestFile, PartitionSpec, PrimitiveType,
+    Snapshot, Transform, Type,
 };
 use crate::table::Table;
-use crate::validate::manifest::{check_live_files, check_manifest, check_summary};
+use crate::validate::live_files::LiveFiles;
+use crate::validate::manifest::check_manifest;
 
-/// How many manifests are fetched and decoded at once.
+/// How many manifests are fetched and decoded at once: what bounds planning's memory, with
+/// the manifests' size.
 const MANIFEST_CONCURRENCY: usize = 8;
 
 /// A delete file with the data sequence number it applies with.
@@ -171,6 +175,14 @@ pub struct PlanStats {
     pub files_skipped: usize,
 }
 
+impl PlanStats {
+    fn add(&mut self, o: PlanStats) {
+        self.manifests_read += o.manifests_read;
+        self.manifests_skipped += o.manifests_skipped;
+        self.files_skipped += o.files_skipped;
+    }
+}
+
 /// Like [`plan_files`], keeping only what `pruner` admits: data manifests are skipped by the
 /// manifest list's partition summaries, data files by their partition values and metrics.
 /// Delete manifests are always read (a delete applies across the data files it may match).
@@ -190,81 +202,228 @@ pub async fn plan_with_stats(
     snapshot: &Snapshot,
     pruner: Option<&Pruner>,
 ) -> crate::Result<(Vec<FileScanTask>, PlanStats)> {
-    let list = table.manifest_list(snapshot).await?;
+    let mut batches = plan_batches(table, snapshot, pruner);
+    let mut tasks = Vec::new();
     let mut stats = PlanStats::default();
-    let mut read = Vec::new();
-    for mf in list.iter() {
-        let skip = match pruner {
-            Some(p) if mf.content == ManifestContent::Data => {
-                match table.metadata().partition_spec(mf.partition_spec_id) {
-                    Some(spec) => !p.may_match_manifest(
-                        mf.partition_spec_id,
-                        &mf.partitions,
-                        &partition_types(table, spec),
-                    ),
-                    None => false,
-                }
+    while let Some(b) = batches.next().await {
+        let b = b?;
+        stats.add(b.stats);
+        tasks.extend(b.tasks);
+    }
+    Ok((tasks, stats))
+}
+
+/// The tasks of [`plan_files_pruned`] as a stream, planned manifest by manifest: at most
+/// [`MANIFEST_CONCURRENCY`] manifests are decoded at once and nothing is kept of a manifest
+/// once its tasks are taken, so memory stays bounded whatever the snapshot's size (the
+/// whole-snapshot checks keep a fingerprint per data file, see `validate::live_files`).
+///
+/// Errors come in the stream, in manifest order; the checks that need every file (a
+/// deletion vector naming no live data file, the snapshot summary's totals) come last, after
+/// every task: a consumer must read the stream to its end before trusting what it read.
+pub fn plan_stream(
+    table: &Table,
+    snapshot: &Snapshot,
+    pruner: Option<&Pruner>,
+) -> BoxStream<'static, crate::Result<FileScanTask>> {
+    plan_batches(table, snapshot, pruner)
+        .map_ok(|b| futures::stream::iter(b.tasks.into_iter().map(Ok)))
+        .try_flatten()
+        .boxed()
+}
+
+/// The tasks planned from one manifest, and what pruning skipped to get them.
+pub struct PlannedBatch {
+    pub tasks: Vec<FileScanTask>,
+    /// Counts to add up over the stream.
+    pub stats: PlanStats,
+}
+
+/// [`plan_stream`] one manifest at a time: the first batch (no tasks) counts the manifests
+/// read and skipped, then one batch per data manifest read.
+pub fn plan_batches(
+    table: &Table,
+    snapshot: &Snapshot,
+    pruner: Option<&Pruner>,
+) -> BoxStream<'static, crate::Result<PlannedBatch>> {
+    let (table, snapshot, pruner) = (table.clone(), snapshot.clone(), pruner.cloned());
+    futures::stream::once(Planner::start(table, snapshot, pruner))
+        .map(|started| match started {
+            Err(e) => futures::stream::once(async { Err(e) }).boxed(),
+            Ok((planner, stats)) => {
+                let first = PlannedBatch {
+                    tasks: Vec::new(),
+                    stats,
+                };
+                futures::stream::once(async { Ok(first) })
+                    .chain(futures::stream::unfold(planner, Planner::next_batch))
+                    .boxed()
             }
-            _ => false,
+        })
+        .flatten()
+        .boxed()
+}
+
+type LoadedManifest = crate::Result<(ManifestFile, Arc<Vec<ManifestEntry>>)>;
+
+/// The state of a streaming plan once the delete manifests are read.
+struct Planner {
+    table: Table,
+    snapshot: Snapshot,
+    pruner: Option<Pruner>,
+    index: DeleteIndex,
+    /// Taken when the data manifests are done (or one failed).
+    check: Option<LiveFiles>,
+    manifests: BoxStream<'static, LoadedManifest>,
+}
+
+impl Planner {
+    /// Reads the manifest list, skips the data manifests `pruner` rules out, and reads every
+    /// delete manifest (all deletes must be known before any data file's task is).
+    async fn start(
+        table: Table,
+        snapshot: Snapshot,
+        pruner: Option<Pruner>,
+    ) -> crate::Result<(Planner, PlanStats)> {
+        let list = table.manifest_list(&snapshot).await?;
+        let mut stats = PlanStats::default();
+        let (mut data, mut deletes) = (Vec::new(), Vec::new());
+        for mf in list.iter() {
+            if mf.content == ManifestContent::Deletes {
+                deletes.push(mf);
+                continue;
+            }
+            let skip = match (
+                &pruner,
+                table.metadata().partition_spec(mf.partition_spec_id),
+            ) {
+                (Some(p), Some(spec)) => !p.may_match_manifest(
+                    mf.partition_spec_id,
+                    &mf.partitions,
+                    &partition_types(&table, spec),
+                ),
+                _ => false,
+            };
+            if skip {
+                stats.manifests_skipped += 1;
+            } else {
+                data.push(mf.clone());
+            }
+        }
+        stats.manifests_read = data.len() + deletes.len();
+        tracing::debug!(
+            manifests_read = stats.manifests_read,
+            manifests_skipped = stats.manifests_skipped,
+            "planning snapshot {}",
+            snapshot.snapshot_id
+        );
+        let delete_entries = entries_of(&table, &deletes).await?;
+        let list_path = snapshot
+            .manifest_list
+            .as_deref()
+            .unwrap_or("the snapshot's manifests");
+        let shown = table.io().display(&table.io().resolve(list_path));
+        let check = LiveFiles::new(
+            &shown,
+            table.metadata().next_row_id,
+            stats.manifests_skipped == 0,
+            &delete_entries,
+        )?;
+        let index = DeleteIndex::new(table.metadata(), delete_entries);
+        let t = table.clone();
+        // Each manifest is fetched and decoded on a task of its own (decoding is CPU work
+        // that may use another core), at most MANIFEST_CONCURRENCY at once, in list order.
+        let manifests = futures::stream::iter(data)
+            .map(move |mf| load_owned(t.clone(), mf))
+            .buffered(MANIFEST_CONCURRENCY)
+            .boxed();
+        let planner = Planner {
+            table,
+            snapshot,
+            pruner,
+            index,
+            check: Some(check),
+            manifests,
         };
-        if skip {
-            stats.manifests_skipped += 1;
-        } else {
-            read.push(mf);
-        }
+        Ok((planner, stats))
     }
-    stats.manifests_read = read.len();
-    tracing::debug!(
-        manifests_read = stats.manifests_read,
-        manifests_skipped = stats.manifests_skipped,
-        "planning snapshot {}",
-        snapshot.snapshot_id
-    );
-    let entries = entries_of(table, &read).await?;
-    let list_path = snapshot
-        .manifest_list
-        .as_deref()
-        .unwrap_or("the snapshot's manifests");
-    let shown = table.io().display(&table.io().resolve(list_path));
-    // The checks of the snapshot as a whole need all of its manifests.
-    if stats.manifests_skipped == 0 {
-        check_live_files(&entries, table.metadata().next_row_id, &shown)?;
-        check_summary(snapshot, &entries, &shown)?;
-    }
-    let mut data = Vec::new();
-    let mut deletes = Vec::new();
-    for e in entries {
-        match e.data_file.content {
-            DataContent::Data => {
-                if pruner.is_some_and(|p| !p.may_match(&e.data_file)) {
-                    stats.files_skipped += 1;
-                } else {
-                    data.push(e)
+
+    /// The tasks of the next data manifest; after the last, the checks of the whole
+    /// snapshot (an error then, or the end).
+    async fn next_batch(mut self) -> Option<(crate::Result<PlannedBatch>, Planner)> {
+        let mut check = self.check.take()?;
+        let out = match self.manifests.next().await {
+            None => match check.finish(&self.snapshot) {
+                Ok(()) => return None,
+                Err(e) => Err(e),
+            },
+            Some(Err(e)) => Err(e),
+            Some(Ok((mf, entries))) => {
+                let batch = self.tasks_of(&mf, &entries, &mut check);
+                if batch.is_ok() {
+                    self.check = Some(check);
                 }
+                batch
             }
-            _ => deletes.push(e),
-        }
+        };
+        Some((out, self))
     }
-    let index = DeleteIndex::new(table.metadata(), deletes);
-    data.into_iter()
-        .map(|e| {
+
+    /// The tasks of one data manifest's live entries.
+    fn tasks_of(
+        &self,
+        mf: &ManifestFile,
+        entries: &[ManifestEntry],
+        check: &mut LiveFiles,
+    ) -> crate::Result<PlannedBatch> {
+        let shown = self.table.io().shown(&mf.manifest_path);
+        let mut stats = PlanStats::default();
+        let mut tasks = Vec::new();
+        for e in entries.iter().filter(|e| e.status != EntryStatus::Deleted) {
+            check.data_file(e, &shown)?;
+            if self
+                .pruner
+                .as_ref()
+                .is_some_and(|p| !p.may_match(&e.data_file))
+            {
+                stats.files_skipped += 1;
+                continue;
+            }
             if e.data_file.file_format == FileFormat::Puffin {
                 return Err(crate::Error::manifest(
                     &e.data_file.file_path,
                     "a data file entry names a Puffin file, which holds no rows",
                 ));
             }
-            let df = Arc::new(e.data_file);
-            let applicable = index.for_data_file(&df, e.sequence_number);
-            Ok(FileScanTask {
+            let df = e.data_file.clone();
+            let applicable = self.index.for_data_file(&df, e.sequence_number);
+            tasks.push(FileScanTask {
                 first_row_id: df.first_row_id,
                 sequence_number: e.sequence_number,
                 deletion_vector: applicable.deletion_vector,
                 position_deletes: applicable.position_deletes,
                 equality_deletes: applicable.equality_deletes,
                 data_file: df,
-            })
+            });
+        }
+        Ok(PlannedBatch { tasks, stats })
+    }
+}
+
+/// [`load_manifest`] on a task of its own, aborted if the plan is dropped.
+fn load_owned(table: Table, mf: ManifestFile) -> BoxFuture<'static, LoadedManifest> {
+    let path = table.io().shown(&mf.manifest_path);
+    let handle = tokio::spawn(async move {
+        let entries = load_manifest(&table, &mf).await?;
+        Ok((mf, entries))
+    });
+    super::AbortOnDrop(handle)
+        .map(move |joined| match joined {
+            Ok(loaded) => loaded,
+            Err(e) => Err(crate::Error::manifest(
+                &path,
+                format!("manifest task failed: {e}"),
+            )),
         })
-        .collect::<crate::Result<Vec<_>>>()
-        .map(|tasks| (tasks, stats))
+        .boxed()
 }

@@ -2,6 +2,7 @@
 //! partition tuple, metrics, and the sequence numbers and `first_row_id` they inherit.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::avro::{to_literal, Record};
 use super::literal::Literal;
@@ -112,7 +113,8 @@ pub struct ManifestEntry {
     /// Data sequence number (0 in v1).
     pub sequence_number: i64,
     pub file_sequence_number: i64,
-    pub data_file: DataFile,
+    /// Shared with the file tasks planned from it and with the manifest cache.
+    pub data_file: Arc<DataFile>,
 }
 
 /// Decodes a manifest, applying sequence-number, snapshot-id and `first_row_id` inheritance
@@ -251,7 +253,7 @@ fn decode_manifest(
             snapshot_id,
             sequence_number,
             file_sequence_number,
-            data_file: DataFile {
+            data_file: Arc::new(DataFile {
                 content,
                 file_format,
                 spec_id: manifest.partition_spec_id,
@@ -277,7 +279,7 @@ fn decode_manifest(
                 content_offset: df.i64("content_offset"),
                 content_size_in_bytes: df.i64("content_size_in_bytes"),
                 file_path,
-            },
+            }),
         });
     }
     Ok(out)

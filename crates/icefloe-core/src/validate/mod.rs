@@ -4,6 +4,7 @@
 
 pub mod column_type;
 pub mod field_ids;
+pub mod live_files;
 pub mod manifest;
 pub mod metadata;
 pub mod schema;

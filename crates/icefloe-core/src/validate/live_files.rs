@@ -43,6 +43,8 @@ pub struct LiveFiles {
     data_paths: HashSet<u128>,
     named: HashMap<String, Vec<NamedDelete>>,
     row_ids: RowIdRuns,
+    /// The first data file with row ids at or past `next_row_id`.
+    past_next: Option<(String, i64, i64)>,
     data_files: i64,
     delete_files: i64,
     records: i64,
@@ -100,6 +102,7 @@ impl LiveFiles {
             data_paths: HashSet::new(),
             named,
             row_ids: RowIdRuns::default(),
+            past_next: None,
             data_files: 0,
             delete_files: deletes.len() as i64,
             records: 0,
@@ -148,12 +151,10 @@ impl LiveFiles {
                 &format!("first_row_id of {}", f.file_path),
             )
             .map_err(err)?;
-            if let Some(next) = self.next_row_id.filter(|n| end > *n) {
-                return Err(err(format!(
-                    "data file {} has row ids {first} to {}, at or beyond the table's next-row-id {next} (spec: \"Row Lineage\", \"First Row ID Assignment\")",
-                    f.file_path,
-                    end - 1
-                )));
+            // Reported at the end: ids past next-row-id usually come with an overlap, the
+            // more telling error.
+            if self.past_next.is_none() && self.next_row_id.is_some_and(|n| end > n) {
+                self.past_next = Some((f.file_path.clone(), first, end));
             }
             self.row_ids
                 .insert(first, end, manifest)
@@ -169,13 +170,19 @@ impl LiveFiles {
         Ok(())
     }
 
-    /// The checks that need every live data file, once all are fed: run only when the
-    /// snapshot was read completely.
+    /// The checks left once every data file is fed; those that need every live data file of
+    /// the snapshot only when it was read completely.
     pub fn finish(self, snapshot: &Snapshot) -> crate::Result<()> {
+        let err = |r: String| crate::Error::manifest(&self.list, r);
+        if let (Some((file, first, end)), Some(next)) = (&self.past_next, self.next_row_id) {
+            return Err(err(format!(
+                "data file {file} has row ids {first} to {}, at or beyond the table's next-row-id {next} (spec: \"Row Lineage\", \"First Row ID Assignment\")",
+                end - 1
+            )));
+        }
         if !self.complete {
             return Ok(());
         }
-        let err = |r: String| crate::Error::manifest(&self.list, r);
         // A V2 position delete file may outlive its data file (a "dangling" delete left by
         // compaction) and then applies to nothing; a deletion vector is written for one live
         // data file and removed with it, so one that names no live data file has lost its

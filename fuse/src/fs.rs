@@ -19,6 +19,7 @@ use fuser::{
 use tokio::runtime::Handle;
 
 use crate::catalog::Catalog;
+use crate::changes;
 use crate::error::{FuseError, Result};
 use crate::locks::lock;
 use crate::meta;
@@ -173,10 +174,9 @@ impl Inner {
     /// The entry `name` of directory `parent`.
     async fn lookup(&self, parent: &Node, name: &OsStr) -> Result<Option<Node>, Errno> {
         let name = name.to_str().ok_or(Errno::ENOENT)?;
-        let children = tree::children(&self.catalog, parent)
+        tree::lookup(&self.catalog, parent, name)
             .await
-            .map_err(|e| self.fail(parent, e))?;
-        Ok(children.and_then(|c| c.into_iter().find(|(n, _)| n == name).map(|(_, node)| node)))
+            .map_err(|e| self.fail(parent, e))
     }
 
     async fn csv_view(&self, key: &ViewKey) -> Result<Arc<CsvView>> {
@@ -188,6 +188,29 @@ impl Inner {
     async fn spill_file(&self, key: &ViewKey) -> Result<Arc<SpillFile>> {
         let plan = self.plan(key).await?;
         self.spill.get(key, &plan).await
+    }
+
+    /// A file of `changes/<from>..<to>/`, rendered on first use.
+    async fn change_file(&self, node: &Node) -> Result<Arc<SpillFile>, Errno> {
+        let Node::Change(t, from, to, file) = node else {
+            return Err(Errno::ENOENT);
+        };
+        let table = self.catalog.table(*t).ok_or(Errno::ENOENT)?.table();
+        changes::change_file(&self.spill, &table, *t, (*from, *to), *file)
+            .await
+            .map_err(|e| self.fail(node, e))
+    }
+
+    /// `retention.csv` as of now.
+    async fn retention_csv(&self, node: &Node) -> Result<Bytes, Errno> {
+        let table = node
+            .table()
+            .and_then(|t| self.catalog.table(t))
+            .ok_or(Errno::ENOENT)?
+            .table();
+        changes::retention_csv(&table)
+            .await
+            .map_err(|e| self.fail(node, e))
     }
 
     async fn plan(&self, key: &ViewKey) -> Result<Arc<crate::plan::SnapshotPlan>> {
@@ -260,6 +283,8 @@ impl Inner {
             Node::SnapshotsCsv(_) | Node::SnapshotJson(..) => {
                 self.small_file(node).ok_or(Errno::ENOENT)?.len() as u64
             }
+            Node::Change(..) => self.change_file(node).await?.len(),
+            Node::RetentionCsv(_) => self.retention_csv(node).await?.len() as u64,
             Node::Current(_) | Node::Ref(..) => {
                 self.link_target(node).ok_or(Errno::ENOENT)?.len() as u64
             }
@@ -310,6 +335,15 @@ impl Inner {
             Node::SnapshotJson(..) => Ok((
                 OpenFile::Bytes(self.small_file(node).ok_or(Errno::ENOENT)?),
                 FopenFlags::FOPEN_KEEP_CACHE,
+            )),
+            Node::Change(..) => Ok((
+                OpenFile::Spill(self.change_file(node).await?),
+                FopenFlags::FOPEN_KEEP_CACHE,
+            )),
+            // Changes with the clock: always read through, as it was at open.
+            Node::RetentionCsv(_) => Ok((
+                OpenFile::Bytes(self.retention_csv(node).await?),
+                FopenFlags::FOPEN_DIRECT_IO,
             )),
             // Changes with the table: always read through, as it was at open.
             Node::SnapshotsCsv(_) => Ok((

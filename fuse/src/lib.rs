@@ -18,6 +18,7 @@
 //! pure-Rust mount (no libfuse); `fusermount3` unmounts when run without privileges.
 
 pub mod catalog;
+pub mod changes;
 pub mod csv;
 pub mod error;
 pub mod fs;

@@ -58,7 +58,8 @@ impl SpillFile {
 /// The spill directory and the Parquet views rendered into it.
 pub struct SpillStore {
     dir: tempfile::TempDir,
-    files: Mutex<HashMap<ViewKey, Arc<OnceCell<Arc<SpillFile>>>>>,
+    /// By file name in the spill directory.
+    files: Mutex<HashMap<String, Arc<OnceCell<Arc<SpillFile>>>>>,
 }
 
 impl SpillStore {
@@ -98,31 +99,41 @@ impl SpillStore {
     /// The Parquet view `key` of `plan`, rendered on first use (concurrent callers wait for the
     /// same rendering; a failed one is retried by the next caller).
     pub async fn get(&self, key: &ViewKey, plan: &Arc<SnapshotPlan>) -> Result<Arc<SpillFile>> {
-        let cell = lock(&self.files).entry(key.clone()).or_default().clone();
-        let file = cell.get_or_try_init(|| self.render(key, plan)).await?;
-        Ok(file.clone())
-    }
-
-    async fn render(&self, key: &ViewKey, plan: &Arc<SnapshotPlan>) -> Result<Arc<SpillFile>> {
         let scope = match key.scope {
             Scope::All => "all".to_string(),
             Scope::File(t) => format!("file{t}"),
             Scope::Partition(p) => format!("part{p}"),
         };
-        let path = self
-            .dir
-            .path()
-            .join(format!("t{}-s{}-{scope}.parquet", key.table, key.snapshot));
-        let result = write_parquet(&path, key, plan).await;
-        if result.is_err() {
-            let _ = std::fs::remove_file(&path);
-        }
-        let file = result?;
-        let len = file
-            .metadata()
-            .map_err(|e| FuseError::io(format!("cannot stat {}", path.display()), e))?
-            .len();
-        Ok(Arc::new(SpillFile { file, len, path }))
+        let name = format!("t{}-s{}-{scope}.parquet", key.table, key.snapshot);
+        self.get_or_render(name, |path| async move { write_parquet(&path, key, plan).await })
+            .await
+    }
+
+    /// The spill file `name`, written by `render` (given its path, returning it open for
+    /// reading) on first use; concurrent callers wait for the same rendering, and a failed one
+    /// is deleted and retried by the next caller.
+    pub async fn get_or_render<F, Fut>(&self, name: String, render: F) -> Result<Arc<SpillFile>>
+    where
+        F: FnOnce(PathBuf) -> Fut,
+        Fut: std::future::Future<Output = Result<File>>,
+    {
+        let path = self.dir.path().join(&name);
+        let cell = lock(&self.files).entry(name).or_default().clone();
+        let file = cell
+            .get_or_try_init(|| async {
+                let result = render(path.clone()).await;
+                if result.is_err() {
+                    let _ = std::fs::remove_file(&path);
+                }
+                let file = result?;
+                let len = file
+                    .metadata()
+                    .map_err(|e| FuseError::io(format!("cannot stat {}", path.display()), e))?
+                    .len();
+                Ok::<_, FuseError>(Arc::new(SpillFile { file, len, path }))
+            })
+            .await?;
+        Ok(file.clone())
     }
 }
 

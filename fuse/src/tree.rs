@@ -9,7 +9,12 @@
 //!   snapshots/<id>/partitions/<field>=<value>/[<field>=<value>/…]data.{csv,parquet}
 //!   schemas/<schema-id>/<id>/        the same snapshot read with table schema <schema-id>
 //!   snapshots.csv
+//!   changes/<A>..<B>/{data.csv, data.jsonl, data.parquet, net.csv}
+//!   retention.csv
 //! ```
+//!
+//! `changes/` lists each snapshot with its parent (`<parent>..<id>`); any other pair whose
+//! start is an ancestor of its end is made on lookup (the core's change feed between them).
 //!
 //! Which schema a read uses is the core's rule ([`icefloe_core::Table::resolve`]): a snapshot
 //! id reads with the snapshot's schema (`snapshots/<id>`); `current` and a branch read with
@@ -19,6 +24,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::RwLock;
 
+use icefloe_core::encode::Encoding;
+use icefloe_core::history::range::commits_between;
 use icefloe_core::scan::partition_dirs::list_level;
 
 use crate::catalog::Catalog;
@@ -35,6 +42,46 @@ pub const PARTITIONS: &str = "partitions";
 pub const SNAPSHOT_JSON: &str = "snapshot.json";
 /// The snapshot list of a table.
 pub const SNAPSHOTS_CSV: &str = "snapshots.csv";
+/// The change feed directories of a table.
+pub const CHANGES: &str = "changes";
+/// The dry run of snapshot expiry of a table, as of the time it is read.
+pub const RETENTION_CSV: &str = "retention.csv";
+
+/// A file of a change range directory: every commit's changes (`data.*`) or the net effect
+/// over the range (`net.csv`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ChangeFile {
+    pub net: bool,
+    pub encoding: Encoding,
+}
+
+impl ChangeFile {
+    /// The files of every change range directory.
+    pub const ALL: [ChangeFile; 4] = [
+        ChangeFile {
+            net: false,
+            encoding: Encoding::Csv,
+        },
+        ChangeFile {
+            net: false,
+            encoding: Encoding::Jsonl,
+        },
+        ChangeFile {
+            net: false,
+            encoding: Encoding::Parquet,
+        },
+        ChangeFile {
+            net: true,
+            encoding: Encoding::Csv,
+        },
+    ];
+
+    /// The file name.
+    pub fn name(self) -> String {
+        let stem = if self.net { "net" } else { DATA };
+        format!("{stem}.{}", self.encoding.extension())
+    }
+}
 
 /// Which rows a view holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -111,6 +158,14 @@ pub enum Node {
     PartitionDir(usize, i64, i32, Vec<String>),
     /// A CSV or Parquet view.
     View(ViewKey),
+    /// `changes/`.
+    ChangesDir(usize),
+    /// `changes/<from>..<to>/`.
+    ChangeRange(usize, i64, i64),
+    /// A file of `changes/<from>..<to>/`.
+    Change(usize, i64, i64, ChangeFile),
+    /// `retention.csv`.
+    RetentionCsv(usize),
 }
 
 /// The kind of file a node is.
@@ -126,7 +181,11 @@ impl Node {
     pub fn kind(&self) -> Kind {
         match self {
             Node::Current(_) | Node::Ref(..) => Kind::Symlink,
-            Node::SnapshotsCsv(_) | Node::SnapshotJson(..) | Node::View(_) => Kind::File,
+            Node::SnapshotsCsv(_)
+            | Node::SnapshotJson(..)
+            | Node::View(_)
+            | Node::Change(..)
+            | Node::RetentionCsv(_) => Kind::File,
             _ => Kind::Dir,
         }
     }
@@ -146,7 +205,11 @@ impl Node {
             | Node::Snapshot(t, ..)
             | Node::SnapshotJson(t, ..)
             | Node::FilesDir(t, ..)
-            | Node::PartitionDir(t, ..) => Some(*t),
+            | Node::PartitionDir(t, ..)
+            | Node::ChangesDir(t)
+            | Node::ChangeRange(t, ..)
+            | Node::Change(t, ..)
+            | Node::RetentionCsv(t) => Some(*t),
             Node::View(v) => Some(v.table),
         }
     }
@@ -160,6 +223,16 @@ impl Node {
             | Node::FilesDir(_, s, _)
             | Node::PartitionDir(_, s, ..) => Some(*s),
             Node::View(v) => Some(v.snapshot),
+            // A change range never changes either: it is read up to its end snapshot.
+            Node::ChangeRange(_, _, to) | Node::Change(_, _, to, _) => Some(*to),
+            _ => None,
+        }
+    }
+
+    /// The start of a change range, for the nodes below `changes/<from>..<to>/`.
+    pub fn range_start(&self) -> Option<i64> {
+        match self {
+            Node::ChangeRange(_, from, _) | Node::Change(_, from, ..) => Some(*from),
             _ => None,
         }
     }
@@ -255,8 +328,34 @@ pub async fn children(catalog: &Catalog, dir: &Node) -> Result<Option<Vec<(Strin
             v.push(("snapshots".to_string(), Node::SnapshotsDir(*t)));
             v.push(("schemas".to_string(), Node::SchemasDir(*t)));
             v.push((SNAPSHOTS_CSV.to_string(), Node::SnapshotsCsv(*t)));
+            v.push((CHANGES.to_string(), Node::ChangesDir(*t)));
+            v.push((RETENTION_CSV.to_string(), Node::RetentionCsv(*t)));
             v
         }
+        Node::ChangesDir(t) => {
+            let Some(table) = catalog.table(*t) else {
+                return Ok(None);
+            };
+            let table = table.table();
+            let m = table.metadata();
+            let mut snaps: Vec<_> = m.snapshots.iter().collect();
+            snaps.sort_by_key(|s| (s.sequence_number, s.timestamp_ms));
+            snaps
+                .iter()
+                .filter_map(|s| {
+                    let parent = s.parent_snapshot_id?;
+                    m.snapshot(parent)?;
+                    Some((
+                        range_name(parent, s.snapshot_id),
+                        Node::ChangeRange(*t, parent, s.snapshot_id),
+                    ))
+                })
+                .collect()
+        }
+        Node::ChangeRange(t, from, to) => ChangeFile::ALL
+            .iter()
+            .map(|f| (f.name(), Node::Change(*t, *from, *to, *f)))
+            .collect(),
         Node::RefsDir(t) => {
             let Some(table) = catalog.table(*t) else {
                 return Ok(None);
@@ -405,6 +504,40 @@ pub async fn children(catalog: &Catalog, dir: &Node) -> Result<Option<Vec<(Strin
     Ok(Some(entries))
 }
 
+/// The name of the change range directory from `from` to `to`.
+pub fn range_name(from: i64, to: i64) -> String {
+    format!("{from}..{to}")
+}
+
+/// The entry `name` of directory `dir`, if there is one. `changes/` also holds, beyond the
+/// ranges it lists, any `<from>..<to>` whose start is an ancestor of its end (the core's rule);
+/// a pair that is not is logged and not there.
+pub async fn lookup(catalog: &Catalog, dir: &Node, name: &str) -> Result<Option<Node>> {
+    if let Node::ChangesDir(t) = dir {
+        let Some((from, to)) = name
+            .split_once("..")
+            .and_then(|(a, b)| Some((a.parse::<i64>().ok()?, b.parse::<i64>().ok()?)))
+        else {
+            return Ok(None);
+        };
+        let Some(table) = catalog.table(*t) else {
+            return Ok(None);
+        };
+        let table = table.table();
+        return Ok(
+            match commits_between(table.metadata(), from, to, table.metadata_file()) {
+                Ok(_) => Some(Node::ChangeRange(*t, from, to)),
+                Err(e) => {
+                    tracing::warn!("{CHANGES}/{name}: {e}");
+                    None
+                }
+            },
+        );
+    }
+    let children = children(catalog, dir).await?;
+    Ok(children.and_then(|c| c.into_iter().find(|(n, _)| n == name).map(|(_, node)| node)))
+}
+
 /// The schema a snapshot id reads with (the core's rule): `snapshots/<id>`'s schema.
 pub fn own_schema(table: &icefloe_core::Table, s: &icefloe_core::spec::Snapshot) -> i32 {
     table
@@ -422,7 +555,10 @@ pub fn exists(catalog: &Catalog, node: &Node) -> bool {
         Node::Current(t) => table(*t).is_some_and(|t| t.metadata().current_snapshot().is_some()),
         Node::Ref(t, name) => table(*t).is_some_and(|t| t.metadata().refs.contains_key(name)),
         n => match (n.table(), n.snapshot()) {
-            (Some(t), Some(s)) => table(t).is_some_and(|t| t.metadata().snapshot(s).is_some()),
+            (Some(t), Some(s)) => table(t).is_some_and(|t| {
+                let m = t.metadata();
+                m.snapshot(s).is_some() && n.range_start().is_none_or(|f| m.snapshot(f).is_some())
+            }),
             (Some(t), None) => table(t).is_some(),
             _ => false,
         },

@@ -1108,3 +1108,128 @@ fn mount_takes_the_metadata_file_flags() {
         cat_csv(&table, old)
     );
 }
+
+/// The cases of `tests/fixtures/changes/expected/<table>/cases.json`.
+fn change_cases(table: &str) -> Value {
+    let p = fixtures_dir().join(format!("changes/expected/{table}/cases.json"));
+    serde_json::from_str(&std::fs::read_to_string(p).expect("cases.json")).expect("json")
+}
+
+fn jsonl_file(p: &Path) -> Vec<Value> {
+    std::fs::read_to_string(p)
+        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect()
+}
+
+/// `changes/<A>..<B>/` holds the change feed: every recorded range of the Spark table (MoR
+/// and CoW updates, MERGE, a delete, a no-op update, a branch) reads as the rows Spark's
+/// `VERSION AS OF` reads give, in every format, byte for byte what `icefloe changes` writes;
+/// consecutive pairs are listed, any ancestor pair is there on lookup, and a pair that is not
+/// (main's head after the branch's) is ENOENT with a log line. `retention.csv` is what
+/// `icefloe retention --format csv` prints.
+#[test]
+fn change_ranges_hold_the_change_feed_and_retention_csv_the_dry_run() {
+    const ENOENT: i32 = 2;
+    let cases = change_cases("feed");
+    let table = fixtures_dir()
+        .join("changes")
+        .join(cases["table_dir"].as_str().expect("table_dir"));
+    let m = Mount::new(&table, &[]);
+    let changes = m.path().join("changes");
+    let mut listed: Vec<String> = std::fs::read_dir(&changes)
+        .expect("ls changes")
+        .map(|e| e.expect("entry").file_name().into_string().expect("utf-8"))
+        .collect();
+    listed.sort();
+    let mut want: Vec<String> = cases["snapshots"]
+        .as_array()
+        .expect("snapshots")
+        .iter()
+        .filter(|s| !s["parent"].is_null())
+        .map(|s| format!("{}..{}", s["parent"], s["snapshot_id"]))
+        .collect();
+    want.sort();
+    assert_eq!(listed, want, "one directory per snapshot and its parent");
+    assert_eq!(want.len(), 8, "nine snapshots, one without a parent");
+
+    let cli = |c: &Value, format: &str, net: bool| {
+        let mut cmd = Command::new(ICEFLOE);
+        cmd.arg("changes")
+            .arg(&table)
+            .args(["--from", &c["from_snapshot"].to_string()])
+            .args(["--to", &c["to_snapshot"].to_string()])
+            .args(["--format", format]);
+        if net {
+            cmd.arg("--net");
+        }
+        run(&mut cmd).stdout
+    };
+    let mut checked = 0;
+    for c in cases["cases"].as_array().expect("cases") {
+        let name = c["name"].as_str().expect("name");
+        if !c["key"].is_null() {
+            continue; // matched by key: no directory of the mount reads that way
+        }
+        let dir = changes.join(format!("{}..{}", c["from_snapshot"], c["to_snapshot"]));
+        if c["error"].as_str() == Some("not_ancestor") {
+            assert_eq!(
+                errno(std::fs::metadata(&dir)),
+                Some(ENOENT),
+                "{name}"
+            );
+            assert!(
+                m.log_text().contains("is not an ancestor of"),
+                "the refused pair is logged:\n{}",
+                m.log_text()
+            );
+            checked += 1;
+            continue;
+        }
+        let want = jsonl_file(
+            &fixtures_dir().join(format!("changes/expected/feed/{name}.jsonl")),
+        );
+        let net = c["net"].as_bool() == Some(true);
+        let csv = std::fs::read(dir.join(if net { "net.csv" } else { "data.csv" }))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(
+            String::from_utf8_lossy(&csv),
+            String::from_utf8_lossy(&cli(c, "csv", net)),
+            "{name}: the CSV is what icefloe changes writes"
+        );
+        let got = csv_to_rows(&parse_csv(std::str::from_utf8(&csv).expect("utf-8")), &want);
+        if let Some(d) = diff_rows(&got, &want) {
+            panic!("{name} (csv): {d}");
+        }
+        if !net {
+            let got = jsonl_file(&dir.join("data.jsonl"));
+            assert_eq!(got.len(), c["rows"].as_u64().expect("rows") as usize, "{name}");
+            if let Some(d) = diff_rows(&got, &want) {
+                panic!("{name} (jsonl): {d}");
+            }
+            let got = parquet_rows(std::fs::read(dir.join("data.parquet")).expect("parquet"));
+            if let Some(d) = diff_rows(&got, &want) {
+                panic!("{name} (parquet): {d}");
+            }
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, 13, "every case but the keyed one");
+
+    let retention = std::fs::read(m.path().join("retention.csv")).expect("retention.csv");
+    let want = run(Command::new(ICEFLOE)
+        .arg("retention")
+        .arg(&table)
+        .args(["--format", "csv"]))
+    .stdout;
+    assert_eq!(
+        String::from_utf8_lossy(&retention),
+        String::from_utf8_lossy(&want)
+    );
+    let text = String::from_utf8_lossy(&retention);
+    assert!(
+        text.lines().filter(|l| l.starts_with("snapshot,")).count() == 9,
+        "one line per snapshot:\n{text}"
+    );
+}

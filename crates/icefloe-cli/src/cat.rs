@@ -7,9 +7,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use futures::StreamExt;
-use icefloe_core::encode::csv::CsvWriter;
-use icefloe_core::encode::jsonl::JsonLinesWriter;
-use icefloe_core::encode::parquet::ParquetWriter;
+use icefloe_core::encode::{BatchWriter, Encoding};
 use icefloe_core::Scan;
 
 use crate::args::{Format, SnapshotArgs, TableArgs};
@@ -17,39 +15,21 @@ use crate::filter::FilterArgs;
 use crate::progress::{Counting, Progress};
 
 /// One of the core's encoders behind one face.
-pub(crate) enum Encoder<W: Write + Send> {
-    Csv(CsvWriter<W>),
-    Jsonl(JsonLinesWriter<W>),
-    Parquet(Box<ParquetWriter<W>>),
-}
+pub(crate) struct Encoder;
 
-impl<W: Write + Send> Encoder<W> {
-    /// An encoder of `format` for batches of `schema`.
-    pub(crate) fn new(format: Format, w: W, schema: &arrow::datatypes::SchemaRef) -> Result<Self> {
-        Ok(match format {
-            Format::Csv => Encoder::Csv(CsvWriter::new(w, schema)),
-            Format::Jsonl => Encoder::Jsonl(JsonLinesWriter::new(w)),
-            Format::Parquet => Encoder::Parquet(Box::new(ParquetWriter::new(w, schema)?)),
-        })
-    }
-
-    pub(crate) fn write(
-        &mut self,
-        b: &arrow::record_batch::RecordBatch,
-    ) -> icefloe_core::Result<()> {
-        match self {
-            Encoder::Csv(w) => w.write_batch(b),
-            Encoder::Jsonl(w) => w.write_batch(b),
-            Encoder::Parquet(w) => w.write_batch(b),
-        }
-    }
-
-    pub(crate) fn finish(self) -> icefloe_core::Result<W> {
-        match self {
-            Encoder::Csv(w) => w.finish(),
-            Encoder::Jsonl(w) => w.finish(),
-            Encoder::Parquet(w) => w.finish(),
-        }
+impl Encoder {
+    /// The core's writer of `format` for batches of `schema`.
+    pub(crate) fn new<W: Write + Send>(
+        format: Format,
+        w: W,
+        schema: &arrow::datatypes::SchemaRef,
+    ) -> icefloe_core::Result<BatchWriter<W>> {
+        let encoding = match format {
+            Format::Csv => Encoding::Csv,
+            Format::Jsonl => Encoding::Jsonl,
+            Format::Parquet => Encoding::Parquet,
+        };
+        BatchWriter::new(encoding, w, schema)
     }
 }
 

@@ -14,11 +14,13 @@ pub mod jsonl;
 pub mod parquet;
 pub mod value;
 pub mod variant;
+pub mod writer;
 
 pub use csv::CsvWriter;
 pub use jsonl::JsonLinesWriter;
 pub use parquet::ParquetWriter;
 pub use value::{ColumnEncoder, Flavor};
+pub use writer::{BatchWriter, Encoding};
 
 use crate::error::Error;
 

@@ -105,8 +105,11 @@ impl SpillStore {
             Scope::Partition(p) => format!("part{p}"),
         };
         let name = format!("t{}-s{}-{scope}.parquet", key.table, key.snapshot);
-        self.get_or_render(name, |path| async move { write_parquet(&path, key, plan).await })
-            .await
+        self.get_or_render(
+            name,
+            |path| async move { write_parquet(&path, key, plan).await },
+        )
+        .await
     }
 
     /// The spill file `name`, written by `render` (given its path, returning it open for

@@ -1174,11 +1174,7 @@ fn change_ranges_hold_the_change_feed_and_retention_csv_the_dry_run() {
         }
         let dir = changes.join(format!("{}..{}", c["from_snapshot"], c["to_snapshot"]));
         if c["error"].as_str() == Some("not_ancestor") {
-            assert_eq!(
-                errno(std::fs::metadata(&dir)),
-                Some(ENOENT),
-                "{name}"
-            );
+            assert_eq!(errno(std::fs::metadata(&dir)), Some(ENOENT), "{name}");
             assert!(
                 m.log_text().contains("is not an ancestor of"),
                 "the refused pair is logged:\n{}",
@@ -1187,9 +1183,7 @@ fn change_ranges_hold_the_change_feed_and_retention_csv_the_dry_run() {
             checked += 1;
             continue;
         }
-        let want = jsonl_file(
-            &fixtures_dir().join(format!("changes/expected/feed/{name}.jsonl")),
-        );
+        let want = jsonl_file(&fixtures_dir().join(format!("changes/expected/feed/{name}.jsonl")));
         let net = c["net"].as_bool() == Some(true);
         let csv = std::fs::read(dir.join(if net { "net.csv" } else { "data.csv" }))
             .unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -1204,7 +1198,11 @@ fn change_ranges_hold_the_change_feed_and_retention_csv_the_dry_run() {
         }
         if !net {
             let got = jsonl_file(&dir.join("data.jsonl"));
-            assert_eq!(got.len(), c["rows"].as_u64().expect("rows") as usize, "{name}");
+            assert_eq!(
+                got.len(),
+                c["rows"].as_u64().expect("rows") as usize,
+                "{name}"
+            );
             if let Some(d) = diff_rows(&got, &want) {
                 panic!("{name} (jsonl): {d}");
             }

@@ -14,23 +14,18 @@ use crate::args::{Format, SnapshotArgs, TableArgs};
 use crate::filter::FilterArgs;
 use crate::progress::{Counting, Progress};
 
-/// One of the core's encoders behind one face.
-pub(crate) struct Encoder;
-
-impl Encoder {
-    /// The core's writer of `format` for batches of `schema`.
-    pub(crate) fn new<W: Write + Send>(
-        format: Format,
-        w: W,
-        schema: &arrow::datatypes::SchemaRef,
-    ) -> icefloe_core::Result<BatchWriter<W>> {
-        let encoding = match format {
-            Format::Csv => Encoding::Csv,
-            Format::Jsonl => Encoding::Jsonl,
-            Format::Parquet => Encoding::Parquet,
-        };
-        BatchWriter::new(encoding, w, schema)
-    }
+/// The core's writer of `format` for batches of `schema`.
+pub(crate) fn encoder<W: Write + Send>(
+    format: Format,
+    w: W,
+    schema: &arrow::datatypes::SchemaRef,
+) -> icefloe_core::Result<BatchWriter<W>> {
+    let encoding = match format {
+        Format::Csv => Encoding::Csv,
+        Format::Jsonl => Encoding::Jsonl,
+        Format::Parquet => Encoding::Parquet,
+    };
+    BatchWriter::new(encoding, w, schema)
 }
 
 /// Runs `icefloe cat`.
@@ -62,7 +57,7 @@ pub async fn cat(
         bytes,
     };
     let schema = scan.schema();
-    let mut enc = Encoder::new(format, w, &schema)?;
+    let mut enc = encoder(format, w, &schema)?;
     let mut stream = scan.read_tasks(tasks);
     while let Some(batch) = stream.next().await {
         let batch = batch?;

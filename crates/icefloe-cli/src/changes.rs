@@ -8,7 +8,7 @@ use icefloe_core::history::ChangeFeed;
 use icefloe_core::{SnapshotSelector, Table};
 
 use crate::args::{Format, TableArgs};
-use crate::cat::{Encoder, Sink};
+use crate::cat::{encoder, Sink};
 
 /// Arguments of `icefloe changes`.
 #[derive(clap::Args, Debug)]
@@ -79,7 +79,7 @@ pub async fn changes(a: ChangesArgs) -> Result<()> {
     let feed = b.build(&table)?;
     let batches = feed.batches().await?;
     let (sink, temp) = Sink::open(a.output.as_deref(), a.format)?;
-    let mut enc = Encoder::new(
+    let mut enc = encoder(
         a.format,
         BufWriter::with_capacity(1 << 20, sink),
         &feed.schema(),

@@ -8,7 +8,7 @@ use icefloe_core::history::retention::{ExpiryRun, Overrides, Policy};
 use icefloe_core::history::row_history::{row_history, RowSelector};
 
 use crate::args::{Format, TableArgs};
-use crate::cat::{Encoder, Sink};
+use crate::cat::{encoder, Sink};
 
 /// Arguments of `icefloe history`.
 #[derive(clap::Args, Debug)]
@@ -50,7 +50,7 @@ pub async fn history(a: HistoryArgs) -> Result<()> {
     let run = ExpiryRun::evaluate(&table, Policy::Iceberg, Overrides::default(), now).await?;
     let batch = row_history(&table, &sel, Some((&run.expiry, &run.kept.snapshots))).await?;
     let (sink, temp) = Sink::open(None, a.format)?;
-    let mut enc = Encoder::new(a.format, BufWriter::new(sink), &batch.schema())?;
+    let mut enc = encoder(a.format, BufWriter::new(sink), &batch.schema())?;
     enc.write(&batch)?;
     let mut w = enc.finish()?;
     w.flush().context("cannot write output")?;

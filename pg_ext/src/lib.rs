@@ -21,6 +21,7 @@ pub mod convert;
 pub mod count;
 pub mod error;
 pub mod fdw;
+pub mod history;
 pub mod import;
 pub mod metadata;
 pub mod options;

@@ -34,7 +34,9 @@ fn only_server() -> Result<String, FdwError> {
     }
 }
 
-fn open(table: &str, server: Option<&str>) -> Result<Table, FdwError> {
+/// Opens `table` (a name or location) through `server` (default: the only icefloe server)
+/// with a scan's checks: the one path every function that takes a table by name uses.
+pub(crate) fn open(table: &str, server: Option<&str>) -> Result<Table, FdwError> {
     let server_name = match server {
         Some(s) => s.to_string(),
         None => only_server()?,

@@ -1808,6 +1808,199 @@ def metadata_file_settings_and_path_map_options():
 
 
 # ---------------------------------------------------------------------------------------------
+# issue 14: row history from lineage
+
+
+CHANGE_COLS = ("_change_type text, _commit_snapshot_id bigint, _change_sequence_number bigint, "
+               "_change_ordinal int, _row_id bigint, _last_updated_sequence_number bigint")
+
+
+def changes_server():
+    """A server over a readable copy of tests/fixtures/changes/warehouse (Spark's tables of
+    tests/gen/changes.py), its tables imported into schema chg; returns the copy's path."""
+    wh = os.path.join(os.path.dirname(ARGS.warehouse), "changes-warehouse")
+    if not os.path.isdir(wh):
+        shutil.copytree(os.path.join(ARGS.fixtures, "changes", "warehouse"), wh)
+        subprocess.run(["chmod", "-R", "a+rX", wh], check=True)
+    psql(f"DROP SCHEMA IF EXISTS chg CASCADE; DROP SERVER IF EXISTS chg CASCADE;"
+         f"CREATE SERVER chg FOREIGN DATA WRAPPER icefloe OPTIONS (warehouse 'file://{wh}');"
+         "CREATE SCHEMA chg; IMPORT FOREIGN SCHEMA db FROM SERVER chg INTO chg; GRANT USAGE ON SCHEMA chg TO PUBLIC")
+    return wh
+
+
+def changes_expected(table, name):
+    return jsonl_file(os.path.join(ARGS.fixtures, "changes", "expected", table, f"{name}.jsonl"))
+
+
+def jsonl_file(path):
+    with open(path) as f:
+        return [json.loads(l) for l in f if l.strip()]
+
+
+def json_rows(sql, user=None):
+    return [json.loads(l) for l in psql(sql, user=user).splitlines() if l.strip()]
+
+
+def multiset(rows):
+    return Counter(json.dumps(r, sort_keys=True) for r in rows)
+
+
+@test
+def lineage_change_feed_reads_as_typed_rows():
+    """icefloe_changes: every recorded range of the Spark tables (MoR and CoW updates, MERGE,
+    deletes, a no-op update, a branch, a V2 to V3 upgrade by key, an upsert) reads as the
+    rows of Spark's VERSION AS OF differences, typed by the column definition list; by foreign
+    table and by name through the server; a non-ancestor range and bad column lists are
+    errors that say why."""
+    changes_server()
+    checked = 0
+    for table in ["feed", "cow", "upgrade", "upsert"]:
+        m = json.load(open(os.path.join(ARGS.fixtures, "changes", "expected", table, "cases.json")))
+        data_cols = [c for c in m["columns"] if not c.startswith("_")]
+        types = dict(l.split("|", 1) for l in psql(
+            "SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a "
+            f"WHERE a.attrelid = 'chg.{table}'::regclass AND a.attnum > 0 AND NOT a.attisdropped").splitlines())
+        coldefs = CHANGE_COLS + "".join(f", {quote_ident(c)} {types[c]}" for c in data_cols)
+        for c in m["cases"]:
+            key = "NULL" if c["key"] is None else quote_lit(",".join(c["key"]))
+            net = "true" if c["net"] else "false"
+            args = f"{c['from_snapshot']}, {c['to_snapshot']}, {net}, {key}"
+            q = f"SELECT row_to_json(c) FROM icefloe_changes('chg.{table}'::regclass, {args}) AS c({coldefs})"
+            if c.get("error") == "not_ancestor":
+                expect_error(q, sqlstate="22023", contains="is not an ancestor of")
+                checked += 1
+                continue
+            if c.get("error") == "needs_key":
+                expect_error(q, contains="give --key")
+                checked += 1
+                continue
+            want = changes_expected(table, c["name"])
+            got = json_rows(q)
+            assert multiset(got) == multiset(want), (table, c["name"], got, want)
+            checked += 1
+    assert checked == 30, checked
+    # By name through the server, a subset of the columns in another order.
+    m = json.load(open(os.path.join(ARGS.fixtures, "changes", "expected", "feed", "cases.json")))
+    c = next(c for c in m["cases"] if c["name"] == "all")
+    got = json_rows(f"SELECT row_to_json(c) FROM icefloe_changes('db.feed', {c['from_snapshot']}, {c['to_snapshot']}, "
+                    "server => 'chg') AS c(val text, _row_id bigint, _change_type text) ORDER BY _row_id, _change_type")
+    want = [{"val": r["val"], "_row_id": r["_row_id"], "_change_type": r["_change_type"]}
+            for r in changes_expected("feed", "all")]
+    assert multiset(got) == multiset(want), got
+    # The range is an argument: every commit of main against its parent, from the snapshot list.
+    per_commit = int(psql(
+        "SELECT count(*) FROM icefloe_snapshots('db.feed', 'chg') s, "
+        "LATERAL icefloe_changes('chg.feed'::regclass, s.parent_id, s.snapshot_id) AS c(_change_type text) "
+        "WHERE s.parent_id IS NOT NULL").strip())
+    steps = sum(c["rows"] for c in m["cases"] if c["name"].startswith("step")) + next(
+        c["rows"] for c in m["cases"] if c["name"] == "branch")
+    assert per_commit == steps, (per_commit, steps)
+    expect_error("SELECT * FROM icefloe_changes('chg.feed'::regclass, 380879772648504273)",
+                 contains="column definition list")
+    expect_error("SELECT * FROM icefloe_changes('chg.feed'::regclass, 380879772648504273) AS c(nope int)",
+                 contains="nope")
+    expect_error("SELECT * FROM icefloe_changes('chg.feed'::regclass, 380879772648504273) AS c(_row_id text)",
+                 contains="declared text")
+
+
+@test
+def lineage_row_history_retention_and_orphans():
+    """icefloe_history(table, row_id): the versions of a row as Spark's reads of every snapshot
+    show them, readable until the last kept snapshot reading them expires (icefloe_retention
+    at the same instant); icefloe_retention: what Iceberg Java's ExpireSnapshots removed from a
+    copy of the table at that instant; icefloe_orphans: what remove_orphan_files(dry_run)
+    listed."""
+    wh = changes_server()
+    reads = json.load(open(os.path.join(ARGS.fixtures, "changes", "expected", "feed", "snapshot_rows.json")))
+    now = "2026-12-01 15:00:00+00"
+    kept = {int(r[0]): r[1] for r in (l.split("|") for l in psql(
+        f"SELECT snapshot_id, expires_at FROM icefloe_retention('chg.feed'::regclass, '{now}') "
+        "WHERE item = 'snapshot' AND status = 'kept'").splitlines())}
+    assert kept, "some snapshots are kept"
+    for row_id in [1, 4, 5]:
+        versions = {}
+        for snap, rows in reads.items():
+            for r in rows:
+                if r["_row_id"] == row_id:
+                    v = versions.setdefault(r["_last_updated_sequence_number"], {"snaps": set(), "row": r})
+                    v["snaps"].add(int(snap))
+        got = json_rows(f"SELECT json_build_object('seq', _last_updated_sequence_number, 'n', readable_snapshots, "
+                        f"'until', readable_until, 'row', \"row\") FROM icefloe_history('chg.feed'::regclass, {row_id}, '{now}')")
+        assert [g["seq"] for g in got] == sorted(versions), (row_id, got)
+        for g in got:
+            v = versions[g["seq"]]
+            assert g["n"] == len(v["snaps"]), (row_id, g)
+            assert g["row"] == {k: x for k, x in v["row"].items() if not k.startswith("_")}, (row_id, g)
+            until = [kept[s] for s in v["snaps"] if s in kept]
+            if "infinity" in until:
+                assert g["until"] == "infinity", (row_id, g)
+            elif until:
+                assert psql(f"SELECT '{g['until']}'::timestamptz = (SELECT max(x::timestamptz) FROM unnest(ARRAY{until!r}) x)").strip() == "t", (row_id, g, until)
+    # The by-name form reads the same.
+    a = psql(f"SELECT * FROM icefloe_history('chg.feed'::regclass, 4, '{now}')")
+    b = psql(f"SELECT * FROM icefloe_history('db.feed', 4, 'chg', '{now}')")
+    assert a == b and a.strip(), (a, b)
+
+    e = json.load(open(os.path.join(ARGS.fixtures, "changes", "expected", "retain", "expire.json")))
+    run = e["runs"]["properties"]
+    ts = psql(f"SELECT to_timestamp({run['now_ms']} / 1000.0)").strip()
+    rows = [l.split("|") for l in psql(
+        f"SELECT item, name, snapshot_id, status FROM icefloe_retention('db.retain', '{ts}', 'chg')").splitlines()]
+    expired = sorted(int(r[2]) for r in rows if r[0] == "snapshot" and r[3] == "expired")
+    want = sorted(s for s in run["snapshots_before"] if s not in run["snapshots_after"])
+    assert expired and expired == want, (expired, want)
+    loc = e["recorded_location"] + "/"
+    deleted = sorted(r[1].split(loc, 1)[-1] for r in rows if r[3] == "deleted")
+    assert deleted == sorted(run["removed_files"]), (deleted, run["removed_files"])
+    counts = Counter(r[0] for r in rows if r[3] == "deleted")
+    for k, n in run["metrics"].items():
+        kind = {"deleted_data_files_count": "data_file", "deleted_position_delete_files_count": "position_delete_file",
+                "deleted_equality_delete_files_count": "equality_delete_file", "deleted_manifest_files_count": "manifest_file",
+                "deleted_manifest_lists_count": "manifest_list", "deleted_statistics_files_count": "statistics_file"}[k]
+        assert counts.get(kind, 0) == n, (k, counts)
+
+    o = json.load(open(os.path.join(ARGS.fixtures, "changes", "expected", "orphans", "orphans.json")))
+    for rel, ms in o["mtimes_ms"].items():
+        os.utime(os.path.join(wh, "db", "orphans", rel), ns=(ms * 1_000_000, ms * 1_000_000))
+    cutoff = psql(f"SELECT to_timestamp({o['older_than_ms']} / 1000.0)").strip()
+    got = sorted(l.split("/db/orphans/", 1)[1] for l in psql(
+        f"SELECT file_path FROM icefloe_orphans('chg.orphans'::regclass, '{cutoff}')").splitlines())
+    prefix = "file:" + o["recorded_location"] + "/"
+    want = sorted(p[len(prefix):] for p in o["spark_orphans"])
+    assert len(want) >= 3 and got == want, (got, want)
+
+
+@test
+def lineage_functions_apply_a_scans_checks():
+    """Every issue-14 function opens its table as a scan does: without USAGE on the server,
+    without SELECT on the foreign table, or without pg_read_server_files for the local
+    warehouse, it is refused (42501), by name and by foreign table."""
+    changes_server()
+    roles("histnobody", "histreader")
+    by_name = [
+        "icefloe_changes('db.feed', 380879772648504273, NULL, false, NULL, 'chg') AS c(_row_id bigint)",
+        "icefloe_history('db.feed', 4, 'chg')",
+        "icefloe_retention('db.feed', NULL, 'chg')",
+        "icefloe_orphans('db.feed', NULL, 'chg')",
+    ]
+    by_table = [
+        "icefloe_changes('chg.feed'::regclass, 380879772648504273) AS c(_row_id bigint)",
+        "icefloe_history('chg.feed'::regclass, 4)",
+        "icefloe_retention('chg.feed'::regclass)",
+        "icefloe_orphans('chg.feed'::regclass)",
+    ]
+    for f in by_name + by_table:
+        expect_error(f"SELECT count(*) FROM {f}", sqlstate="42501", user="histnobody")
+    # USAGE on the server and SELECT on the table, but the warehouse is local.
+    psql("GRANT USAGE ON FOREIGN SERVER chg TO histreader; GRANT SELECT ON chg.feed TO histreader")
+    for f in by_name + by_table:
+        expect_error(f"SELECT count(*) FROM {f}", sqlstate="42501", contains="pg_read_server_files", user="histreader")
+    psql("GRANT pg_read_server_files TO histreader")
+    for f in by_name + by_table:
+        psql(f"SELECT count(*) FROM {f}", user="histreader")
+
+
+# ---------------------------------------------------------------------------------------------
 
 
 def setup():

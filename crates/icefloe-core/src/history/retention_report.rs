@@ -25,11 +25,70 @@ fn when(t: Option<i64>) -> String {
     t.map(format_timestamp_ms).unwrap_or_else(|| "never".into())
 }
 
+/// One item of an expiry run: a snapshot, a ref, or a file the run deletes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetentionItem {
+    /// `snapshot`, `branch`, `tag`, or the file kind ([`FileKind::label`]).
+    pub item: &'static str,
+    /// The snapshot's operation, the ref's name, or the file's path.
+    pub name: String,
+    pub snapshot_id: Option<i64>,
+    /// When the snapshot (of a ref: its snapshot) was committed.
+    pub timestamp_ms: Option<i64>,
+    /// `kept`, `expired` or `deleted`.
+    pub status: &'static str,
+    /// For a kept snapshot or ref, when a later expiry would remove it if nothing else
+    /// changed (`Some(None)`: never); `None` for the others.
+    pub expires_at_ms: Option<Option<i64>>,
+}
+
 impl ExpiryRun {
-    /// One row per snapshot (oldest first), per ref and per file the run deletes: `item`
-    /// (`snapshot`, `branch`, `tag`, or the file kind), `name` (operation, ref name or path),
-    /// `snapshot_id`, `timestamp`, `status` (`kept`, `expired`, `deleted`) and `expires_at`
-    /// (when a kept item would expire if nothing else changed; `never`).
+    /// Every snapshot (oldest first), every ref and every file the run deletes.
+    pub fn items(&self, m: &TableMetadata) -> Vec<RetentionItem> {
+        let mut out = Vec::new();
+        let mut snaps: Vec<_> = m.snapshots.iter().collect();
+        snaps.sort_by_key(|s| (s.sequence_number, s.timestamp_ms));
+        for s in snaps {
+            let kept = self.kept.snapshots.contains(&s.snapshot_id);
+            out.push(RetentionItem {
+                item: "snapshot",
+                name: s.operation().to_string(),
+                snapshot_id: Some(s.snapshot_id),
+                timestamp_ms: Some(s.timestamp_ms),
+                status: if kept { "kept" } else { "expired" },
+                expires_at_ms: kept
+                    .then(|| self.expiry.snapshots.get(&s.snapshot_id).copied().flatten()),
+            });
+        }
+        for (name, r) in &m.refs {
+            let kept = self.kept.refs.contains(name);
+            out.push(RetentionItem {
+                item: match r.ref_type {
+                    RefType::Branch => "branch",
+                    RefType::Tag => "tag",
+                },
+                name: name.clone(),
+                snapshot_id: Some(r.snapshot_id),
+                timestamp_ms: m.snapshot(r.snapshot_id).map(|s| s.timestamp_ms),
+                status: if kept { "kept" } else { "expired" },
+                expires_at_ms: kept.then(|| self.expiry.refs.get(name).copied().flatten()),
+            });
+        }
+        for (kind, path) in &self.deleted_files {
+            out.push(RetentionItem {
+                item: kind.label(),
+                name: path.clone(),
+                snapshot_id: None,
+                timestamp_ms: None,
+                status: "deleted",
+                expires_at_ms: None,
+            });
+        }
+        out
+    }
+
+    /// [`items`](Self::items) as a listing: `item`, `name`, `snapshot_id`, `timestamp`,
+    /// `status`, `expires_at` (`never`; empty where it does not apply).
     pub fn listing(&self, m: &TableMetadata) -> Listing {
         let header = [
             "item",
@@ -39,55 +98,20 @@ impl ExpiryRun {
             "status",
             "expires_at",
         ];
-        let mut rows = Vec::new();
-        let mut snaps: Vec<_> = m.snapshots.iter().collect();
-        snaps.sort_by_key(|s| (s.sequence_number, s.timestamp_ms));
-        for s in snaps {
-            let kept = self.kept.snapshots.contains(&s.snapshot_id);
-            rows.push(vec![
-                "snapshot".into(),
-                s.operation().to_string(),
-                s.snapshot_id.to_string(),
-                format_timestamp_ms(s.timestamp_ms),
-                if kept { "kept" } else { "expired" }.into(),
-                if kept {
-                    when(self.expiry.snapshots.get(&s.snapshot_id).copied().flatten())
-                } else {
-                    String::new()
-                },
-            ]);
-        }
-        for (name, r) in &m.refs {
-            let kept = self.kept.refs.contains(name);
-            rows.push(vec![
-                match r.ref_type {
-                    RefType::Branch => "branch",
-                    RefType::Tag => "tag",
-                }
-                .into(),
-                name.clone(),
-                r.snapshot_id.to_string(),
-                m.snapshot(r.snapshot_id)
-                    .map(|s| format_timestamp_ms(s.timestamp_ms))
-                    .unwrap_or_default(),
-                if kept { "kept" } else { "expired" }.into(),
-                if kept {
-                    when(self.expiry.refs.get(name).copied().flatten())
-                } else {
-                    String::new()
-                },
-            ]);
-        }
-        for (kind, path) in &self.deleted_files {
-            rows.push(vec![
-                kind.label().into(),
-                path.clone(),
-                String::new(),
-                String::new(),
-                "deleted".into(),
-                String::new(),
-            ]);
-        }
+        let rows = self
+            .items(m)
+            .into_iter()
+            .map(|i| {
+                vec![
+                    i.item.to_string(),
+                    i.name,
+                    i.snapshot_id.map(|id| id.to_string()).unwrap_or_default(),
+                    i.timestamp_ms.map(format_timestamp_ms).unwrap_or_default(),
+                    i.status.to_string(),
+                    i.expires_at_ms.map(when).unwrap_or_default(),
+                ]
+            })
+            .collect();
         Listing {
             header: header.iter().map(|h| h.to_string()).collect(),
             rows,

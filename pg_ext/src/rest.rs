@@ -47,8 +47,7 @@ pub fn connected(
     }
     let storage = options::storage_config(r);
     let (config, caches) = (config.clone(), caches.clone());
-    let catalog =
-        runtime::block_on_interruptible(RestCatalog::connect(config, storage, caches))??;
+    let catalog = runtime::block_on_interruptible(RestCatalog::connect(config, storage, caches))??;
     let catalog = Arc::new(if r.local_files {
         catalog
     } else {

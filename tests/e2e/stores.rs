@@ -68,6 +68,25 @@ fn every_fixture_snapshot_from_s3() {
     assert!(cat("s3a://lake", one, &opts).is_ok());
 }
 
+/// The same through read-ahead slices of 4 KiB (the fixtures' data files are cut into many;
+/// `read_slice_bytes=0` reads row groups whole): deletes, lineage and positions are those of
+/// whole-file reads.
+#[test]
+fn every_fixture_snapshot_from_s3_in_small_read_ahead_slices() {
+    let s3: Server = servers::moto();
+    servers::create_s3_bucket(&s3, "lake");
+    let mut opts = servers::s3_options(&s3);
+    upload_warehouse("s3://lake/", "warehouse", &opts);
+    opts.push(("read_slice_bytes".into(), "4096".into()));
+    every_snapshot_matches("s3://lake", &opts);
+    opts.push(("read_slice_bytes".into(), "0".into()));
+    every_snapshot_matches("s3://lake", &opts);
+    opts.push(("read_slice_bytes".into(), "lots".into()));
+    let one = &all_snapshots()[0];
+    let err = cat("s3://lake", one, &opts).expect_err("a bad slice size");
+    assert!(err.contains("read_slice_bytes"), "{err}");
+}
+
 #[test]
 fn every_fixture_snapshot_from_azure_blob() {
     let az = servers::azurite();

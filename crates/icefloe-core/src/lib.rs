@@ -29,6 +29,7 @@ pub mod history;
 pub mod io;
 pub mod listing;
 pub mod scan;
+pub mod spawned;
 pub mod spec;
 pub mod table;
 pub mod validate;

@@ -114,6 +114,20 @@ impl StorageConfig {
         Ok((key, v.to_string()))
     }
 
+    /// The read-ahead slice size of Parquet files in object stores, storage option
+    /// [`READ_SLICE_KEY`] (bytes of the projected columns per slice; `0` reads each row group
+    /// whole): default [`super::readahead::SLICE_BYTES`]. Errors: not a whole number.
+    pub fn read_slice_bytes(&self) -> crate::Result<u64> {
+        match self.get(READ_SLICE_KEY) {
+            None => Ok(super::readahead::SLICE_BYTES),
+            Some(v) => v.trim().parse().map_err(|_| {
+                crate::Error::InvalidArgument(format!(
+                    "storage option {READ_SLICE_KEY}={v:?}: not a whole number of bytes"
+                ))
+            }),
+        }
+    }
+
     /// The value of option `key` (lower case), if set.
     pub fn get(&self, key: &str) -> Option<&str> {
         self.options
@@ -129,8 +143,14 @@ impl StorageConfig {
     }
 }
 
+/// The storage option that sets the read-ahead slice size ([`StorageConfig::read_slice_bytes`]).
+pub const READ_SLICE_KEY: &str = "read_slice_bytes";
+
 /// Whether one of the object stores takes configuration key `key`.
 fn is_known_key(key: &str) -> bool {
+    if key == READ_SLICE_KEY {
+        return true;
+    }
     #[cfg(feature = "cloud")]
     {
         use std::str::FromStr;
@@ -175,7 +195,10 @@ mod tests {
         );
         assert_eq!(c.get("aws_region"), Some("us-east-1"));
         assert_eq!(c.options.len(), 1);
-        assert_eq!(c.env, vec![("aws_region".to_string(), "eu-west-1".to_string())]);
+        assert_eq!(
+            c.env,
+            vec![("aws_region".to_string(), "eu-west-1".to_string())]
+        );
         assert_eq!(c.ambient, Ambient::Use);
         assert_eq!(
             c.effective_options(),

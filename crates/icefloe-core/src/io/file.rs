@@ -10,12 +10,12 @@ use arrow::record_batch::RecordBatch;
 use futures::stream::BoxStream;
 use futures::StreamExt;
 use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
-use parquet::arrow::async_reader::ParquetRecordBatchStreamBuilder;
 use parquet::arrow::ProjectionMask;
 
 use super::avro::open_avro;
 use super::orc::open_orc;
-use super::parquet::{open_parquet_with, StoreFileReader};
+use super::parquet::{open_parquet_with, OpenedParquet};
+use super::readahead;
 use super::TableIo;
 use crate::spec::{DataFile, FileFormat};
 
@@ -32,7 +32,7 @@ pub struct FileReader {
 }
 
 enum Inner {
-    Parquet(Box<ParquetRecordBatchStreamBuilder<StoreFileReader>>),
+    Parquet(Box<OpenedParquet>),
     Decoded(RowBatches),
 }
 
@@ -55,10 +55,14 @@ impl FileReader {
         let shown = io.shown(&file.file_path);
         let (schema, num_rows, inner) = match file.file_format {
             FileFormat::Parquet => {
-                let b = open_parquet_with(io, &file.file_path, file.file_size_in_bytes, page_index)
+                let p = open_parquet_with(io, &file.file_path, file.file_size_in_bytes, page_index)
                     .await?;
-                let rows = b.metadata().file_metadata().num_rows().max(0) as u64;
-                (b.schema().clone(), rows, Inner::Parquet(Box::new(b)))
+                let rows = p.metadata.metadata().file_metadata().num_rows().max(0) as u64;
+                (
+                    p.metadata.schema().clone(),
+                    rows,
+                    Inner::Parquet(Box::new(p)),
+                )
             }
             FileFormat::Avro => {
                 let f = open_avro(io.read(&file.file_path).await?, &shown, batch_size)?;
@@ -99,7 +103,7 @@ impl FileReader {
         &self,
     ) -> Option<&std::sync::Arc<parquet::file::metadata::ParquetMetaData>> {
         match &self.inner {
-            Inner::Parquet(b) => Some(b.metadata()),
+            Inner::Parquet(p) => Some(p.metadata.metadata()),
             Inner::Decoded(_) => None,
         }
     }
@@ -118,9 +122,23 @@ impl FileReader {
     ) -> crate::Result<BoxStream<'static, crate::Result<RecordBatch>>> {
         let shown = self.shown;
         match self.inner {
-            Inner::Parquet(b) => {
-                let mask = ProjectionMask::roots(b.parquet_schema(), roots);
-                let mut b = b.with_projection(mask).with_batch_size(self.batch_size);
+            Inner::Parquet(p) => {
+                let mask = ProjectionMask::roots(p.metadata.parquet_schema(), roots);
+                let slices = readahead::slices(p.metadata.metadata(), &mask, p.slice_bytes);
+                if readahead::worthwhile(&p, &slices) {
+                    return Ok(readahead::stream(
+                        *p,
+                        mask,
+                        self.batch_size,
+                        slices,
+                        runs,
+                        shown,
+                    ));
+                }
+                let mut b = p
+                    .builder()
+                    .with_projection(mask)
+                    .with_batch_size(self.batch_size);
                 if let Some(r) = &runs {
                     b = b.with_row_selection(selection(r, self.num_rows));
                 }
@@ -152,8 +170,8 @@ impl FileReader {
     }
 }
 
-/// A Parquet row selection reading exactly the positions in `runs`.
-fn selection(runs: &[(u64, u64)], num_rows: u64) -> RowSelection {
+/// A Parquet row selection reading exactly the positions in `runs` of `num_rows` rows.
+pub(crate) fn selection(runs: &[(u64, u64)], num_rows: u64) -> RowSelection {
     let mut sel = Vec::with_capacity(runs.len() * 2 + 1);
     let mut end = 0u64;
     for (start, len) in runs {

@@ -9,6 +9,7 @@ pub mod locate;
 pub mod location;
 pub mod orc;
 pub mod parquet;
+pub mod readahead;
 pub mod regular;
 pub mod relist;
 pub mod remote;

@@ -11,7 +11,7 @@ use futures::future::BoxFuture;
 use futures::FutureExt;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
-use parquet::arrow::arrow_reader::ArrowReaderOptions;
+use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 use parquet::arrow::async_reader::{AsyncFileReader, ParquetRecordBatchStreamBuilder};
 use parquet::errors::ParquetError;
 use parquet::file::metadata::PageIndexPolicy;
@@ -92,6 +92,30 @@ impl AsyncFileReader for StoreFileReader {
     }
 }
 
+/// An opened Parquet file: the reader of its object and its footer, from which any number of
+/// streams over parts of the file are built without fetching the footer again.
+#[derive(Debug, Clone)]
+pub struct OpenedParquet {
+    /// Reads the object's byte ranges.
+    pub reader: StoreFileReader,
+    /// The footer (with the page index when asked for) and the Arrow schema.
+    pub metadata: ArrowReaderMetadata,
+    /// Whether the file is in an object store (not a local file).
+    pub remote: bool,
+    /// Read-ahead slice size for it ([`super::readahead`]; 0: row groups whole).
+    pub slice_bytes: u64,
+}
+
+impl OpenedParquet {
+    /// A stream builder over the whole file.
+    pub fn builder(&self) -> ParquetRecordBatchStreamBuilder<StoreFileReader> {
+        ParquetRecordBatchStreamBuilder::new_with_metadata(
+            self.reader.clone(),
+            self.metadata.clone(),
+        )
+    }
+}
+
 /// Opens a Parquet file written at `written` (a path as recorded in a manifest). `size` is the
 /// manifest's `file_size_in_bytes`: only compared with the object's real size, which is the one
 /// used. Errors name the file: missing, or not Parquet.
@@ -100,18 +124,18 @@ pub async fn open_parquet(
     written: &str,
     size: i64,
 ) -> crate::Result<ParquetRecordBatchStreamBuilder<StoreFileReader>> {
-    open_parquet_with(io, written, size, false).await
+    Ok(open_parquet_with(io, written, size, false).await?.builder())
 }
 
-/// Like [`open_parquet`]; with `page_index`, also reads the file's page index (column and
-/// offset indexes, where written), for page pruning and for reading only the pages a row
-/// selection needs.
+/// Like [`open_parquet`], returning the opened file; with `page_index`, also reads the file's
+/// page index (column and offset indexes, where written), for page pruning and for reading
+/// only the pages a row selection needs.
 pub async fn open_parquet_with(
     io: &TableIo,
     written: &str,
     size: i64,
     page_index: bool,
-) -> crate::Result<ParquetRecordBatchStreamBuilder<StoreFileReader>> {
+) -> crate::Result<OpenedParquet> {
     let (store, path, shown) = io.file(written)?;
     let (tail, real) = io.tail(written, FOOTER_PREFETCH as u64).await?;
     if size != real as i64 {
@@ -119,7 +143,7 @@ pub async fn open_parquet_with(
             "{shown}: the manifest records {size} bytes but the object has {real}; using {real}"
         );
     }
-    let reader = StoreFileReader {
+    let mut reader = StoreFileReader {
         store,
         path,
         size: real,
@@ -131,8 +155,8 @@ pub async fn open_parquet_with(
         PageIndexPolicy::Skip
     };
     let options = ArrowReaderOptions::new().with_page_index_policy(policy);
-    let open = ParquetRecordBatchStreamBuilder::new_with_options(reader, options);
-    let opened = match crate::guard::guarded(open).await {
+    let loaded = crate::guard::guarded(ArrowReaderMetadata::load_async(&mut reader, options)).await;
+    let opened = match loaded {
         Ok(r) => r,
         Err(panic) => {
             return Err(crate::Error::data_file(
@@ -142,7 +166,12 @@ pub async fn open_parquet_with(
         }
     };
     match opened {
-        Ok(b) => Ok(b),
+        Ok(metadata) => Ok(OpenedParquet {
+            reader,
+            metadata,
+            remote: !super::location::Location::parse(&shown).is_local(),
+            slice_bytes: io.read_slice_bytes(),
+        }),
         // Tell a missing file apart from a corrupt one.
         Err(e) if !io.exists(written).await? => Err(crate::Error::NotFound {
             path: shown.clone(),

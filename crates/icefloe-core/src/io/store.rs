@@ -38,6 +38,8 @@ pub struct TableIo {
     path_map: Arc<Vec<(Location, String)>>,
     /// Storage settings, for the other stores files may live in.
     storage: Arc<StorageConfig>,
+    /// Read-ahead slice size of Parquet files in object stores (0: row groups whole).
+    slice_bytes: u64,
     /// Other stores opened for files outside this one, by [`Location::store_key`].
     others: Arc<Mutex<HashMap<String, Arc<dyn ObjectStore>>>>,
 }
@@ -101,6 +103,7 @@ impl TableIo {
             loc.path = canonical(&loc.path);
         }
         let store = open_store(&loc, storage).map_err(err)?;
+        let slice_bytes = storage.read_slice_bytes()?;
         let written = if loc.is_local() {
             loc.path.clone()
         } else {
@@ -120,10 +123,17 @@ impl TableIo {
                 warehouse: None,
                 path_map: Arc::new(Vec::new()),
                 storage: Arc::new(storage.clone()),
+                slice_bytes,
                 others: Arc::new(Mutex::new(HashMap::new())),
             },
             written,
         ))
+    }
+
+    /// Bytes of projected columns per read-ahead slice of a Parquet file in an object store
+    /// (`0`: each row group is read whole); see [`super::readahead`].
+    pub fn read_slice_bytes(&self) -> u64 {
+        self.slice_bytes
     }
 
     /// Sets the table root: `root` is where the table was opened (in the written form
@@ -242,11 +252,12 @@ impl TableIo {
             match others.get(&key) {
                 Some(s) => s.clone(),
                 None => {
-                    let s = open_store(&loc, &self.storage.for_other_store())
-                        .map_err(|r| crate::Error::Location {
+                    let s = open_store(&loc, &self.storage.for_other_store()).map_err(|r| {
+                        crate::Error::Location {
                             location: key.clone(),
                             reason: r,
-                        })?;
+                        }
+                    })?;
                     others.insert(key.clone(), s.clone());
                     s
                 }

@@ -22,7 +22,6 @@ use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 use futures::stream::BoxStream;
 use futures::StreamExt;
-use tokio::sync::mpsc;
 
 use crate::spec::name_mapping::NameMapping;
 use crate::spec::{NestedField, Schema, Snapshot};
@@ -361,37 +360,12 @@ impl Scan {
     ) -> BoxStream<'static, crate::Result<RecordBatch>> {
         let scan = self.clone();
         let per_file = futures::stream::iter(splits).map(move |split| {
-            let (tx, rx) = mpsc::channel::<crate::Result<RecordBatch>>(2);
-            let s = scan.clone();
-            let handle = tokio::spawn(async move {
-                let path = split.task.data_file.file_path.clone();
-                let forward = {
-                    let tx = tx.clone();
-                    async move {
-                        let mut st = s.read_split(split);
-                        while let Some(item) = st.next().await {
-                            let stop = item.is_err();
-                            if tx.send(item).await.is_err() || stop {
-                                break;
-                            }
-                        }
-                    }
-                };
-                // A panic while reading must not look like the end of the file (rows would be
-                // silently missing): it becomes this file's error.
-                if let Err(what) = crate::guard::guarded(forward).await {
-                    let _ = tx
-                        .send(Err(crate::Error::data_file(
-                            &path,
-                            format!("reader panicked: {what}"),
-                        )))
-                        .await;
-                }
-            });
-            futures::future::ready(ReceiverStream {
-                rx,
-                _handle: AbortOnDrop(handle),
-            })
+            let path = split.task.data_file.file_path.clone();
+            futures::future::ready(crate::spawned::spawn_batches(
+                scan.read_split(split),
+                2,
+                path,
+            ))
         });
         let mut failed = false;
         per_file
@@ -409,42 +383,5 @@ impl Scan {
     pub async fn stream(&self) -> crate::Result<BoxStream<'static, crate::Result<RecordBatch>>> {
         let tasks = self.plan_files().await?;
         Ok(self.read_tasks(tasks))
-    }
-}
-
-/// A spawned task that is aborted when its handle is dropped (a consumer that stops reading
-/// stops the work it started); as a future, the task's result.
-pub(crate) struct AbortOnDrop<T>(pub(crate) tokio::task::JoinHandle<T>);
-
-impl<T> Drop for AbortOnDrop<T> {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
-impl<T> std::future::Future for AbortOnDrop<T> {
-    type Output = Result<T, tokio::task::JoinError>;
-
-    fn poll(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Self::Output> {
-        std::pin::Pin::new(&mut self.0).poll(cx)
-    }
-}
-
-struct ReceiverStream {
-    rx: mpsc::Receiver<crate::Result<RecordBatch>>,
-    _handle: AbortOnDrop<()>,
-}
-
-impl futures::Stream for ReceiverStream {
-    type Item = crate::Result<RecordBatch>;
-
-    fn poll_next(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Self::Item>> {
-        self.rx.poll_recv(cx)
     }
 }

@@ -417,7 +417,7 @@ fn load_owned(table: Table, mf: ManifestFile) -> BoxFuture<'static, LoadedManife
         let entries = load_manifest(&table, &mf).await?;
         Ok((mf, entries))
     });
-    super::AbortOnDrop(handle)
+    crate::spawned::AbortOnDrop(handle)
         .map(move |joined| match joined {
             Ok(loaded) => loaded,
             Err(e) => Err(crate::Error::manifest(

@@ -250,12 +250,9 @@ impl Catalog for RestCatalog {
         ) {
             let bucket = url::Url::parse(&location.replacen("s3a://", "s3://", 1)).ok();
             if let Some(bucket) = bucket.filter(|u| u.scheme() == "s3") {
-                let store = crate::io::remote::open_remote_with(
-                    &bucket,
-                    &storage,
-                    Some(Arc::new(vended)),
-                )
-                .map_err(|r| self.error(subject, r))?;
+                let store =
+                    crate::io::remote::open_remote_with(&bucket, &storage, Some(Arc::new(vended)))
+                        .map_err(|r| self.error(subject, r))?;
                 io = io.with_store(store);
             }
         }

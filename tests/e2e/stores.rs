@@ -117,3 +117,118 @@ fn a_missing_bucket_is_an_error_naming_it() {
     let err = cat("s3://nolake", one, &opts).expect_err("no such bucket");
     assert!(err.contains("s3://nolake/"), "{err}");
 }
+
+/// AWS profiles (`~/.aws/credentials` and `~/.aws/config`, `AWS_PROFILE`, `credential_process`)
+/// are the user's ambient credentials: reads from S3 are signed with the selected profile's
+/// key (as the request log of a proxy in front of the server shows), `AWS_*` variables win
+/// over a profile, and a named profile that does not exist is an error naming it.
+#[test]
+fn aws_profiles_sign_the_requests() {
+    let s3: Server = servers::moto();
+    servers::create_s3_bucket(&s3, "lake");
+    let opts = servers::s3_options(&s3);
+    upload_warehouse("s3://lake/", "warehouse", &opts);
+    let proxy = servers::fault_proxy(&s3, &[]);
+    let home = tempfile::tempdir().expect("home");
+    let aws = home.path().join(".aws");
+    std::fs::create_dir_all(&aws).unwrap();
+    std::fs::write(
+        aws.join("credentials"),
+        "[default]\naws_access_key_id = AKIADEFAULT\naws_secret_access_key = d\n\
+         [lake]\naws_access_key_id = AKIALAKE\naws_secret_access_key = l\naws_session_token = t\n",
+    )
+    .unwrap();
+    let process = home.path().join("creds.sh");
+    std::fs::write(
+        &process,
+        "echo '{\"Version\": 1, \"AccessKeyId\": \"AKIAPROC\", \"SecretAccessKey\": \"p\"}'\n",
+    )
+    .unwrap();
+    std::fs::write(
+        aws.join("config"),
+        format!(
+            "[profile lake]\nregion = us-east-1\n\
+             [profile proc]\ncredential_process = /bin/sh {}\n",
+            process.display()
+        ),
+    )
+    .unwrap();
+    let snap = all_snapshots()
+        .into_iter()
+        .find(|s| s.table == "v3_basic")
+        .expect("v3_basic");
+    let rel = snap.table_dir.strip_prefix(fixtures_dir()).unwrap();
+    let location = format!("s3://lake/{}", rel.to_str().unwrap());
+    let run = |env: &[(&str, &str)]| {
+        let before = std::fs::read_to_string(proxy.log_file())
+            .unwrap_or_default()
+            .len();
+        let mut cmd = std::process::Command::new(ICEFLOE);
+        cmd.args(["cat", &location, "--format", "jsonl", "--lineage"])
+            .args(["--snapshot", &snap.snapshot_id.to_string()])
+            .args(["--storage-option", &format!("aws_endpoint={}", proxy.url())])
+            .args(["--storage-option", "aws_allow_http=true"])
+            .env("HOME", home.path());
+        for k in [
+            "AWS_ACCESS_KEY_ID",
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_SESSION_TOKEN",
+            "AWS_PROFILE",
+            "AWS_DEFAULT_PROFILE",
+            "AWS_CONFIG_FILE",
+            "AWS_SHARED_CREDENTIALS_FILE",
+            "AWS_ENDPOINT",
+            "AWS_REGION",
+            "AWS_DEFAULT_REGION",
+        ] {
+            cmd.env_remove(k);
+        }
+        cmd.env("AWS_REGION", "us-east-1");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().expect("run icefloe");
+        let log = std::fs::read_to_string(proxy.log_file()).unwrap_or_default();
+        let keys: std::collections::BTreeSet<String> = log[before..]
+            .lines()
+            .filter(|l| l.starts_with("ok GET "))
+            .filter_map(|l| l.split(' ').nth(3).map(str::to_string))
+            .collect();
+        (out, keys)
+    };
+    let rows = |out: &std::process::Output| -> Vec<Value> {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    for (env, key) in [
+        (vec![], "AKIADEFAULT"),
+        (vec![("AWS_PROFILE", "lake")], "AKIALAKE"),
+        (vec![("AWS_PROFILE", "proc")], "AKIAPROC"),
+        (
+            vec![
+                ("AWS_PROFILE", "lake"),
+                ("AWS_ACCESS_KEY_ID", "AKIAENV"),
+                ("AWS_SECRET_ACCESS_KEY", "e"),
+            ],
+            "AKIAENV",
+        ),
+    ] {
+        let (out, keys) = run(&env);
+        if let Some(d) = diff_rows(&rows(&out), &snap.expected_rows()) {
+            panic!("{env:?}: {d}");
+        }
+        assert_eq!(keys, [key.to_string()].into(), "{env:?}");
+    }
+    let (out, _) = run(&[("AWS_PROFILE", "nosuch")]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("AWS profile \"nosuch\""), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}

@@ -36,10 +36,12 @@ impl TableArgs {
                         "--metadata-file, --table-uuid, --latest-by-last-updated-ms and --path-map choose files of a table path; a catalog's table is loaded as its catalog says"
                     );
                 }
-                crate::catalog::load(name, &self.table, self.storage.config()?).await
+                crate::catalog::load(name, &self.table, self.storage.config_for(None)?).await
             }
             None => {
-                let opts = self.open.options(self.storage.config()?);
+                let opts = self
+                    .open
+                    .options(self.storage.config_for(Some(&self.table))?);
                 crate::open::open(&self.table, &opts).await
             }
         }
@@ -103,15 +105,31 @@ pub struct StorageArgs {
 }
 
 impl StorageArgs {
-    /// The storage configuration the core is handed: the process environment's storage
-    /// variables, these options over them, ambient credentials allowed.
-    pub fn config(&self) -> anyhow::Result<StorageConfig> {
+    /// The storage configuration the core is handed for `location` (`None`: a catalog's
+    /// tables, anywhere): the process environment's storage variables (for an object-store
+    /// location, with the AWS profile's credentials and region where the variables set none),
+    /// these options over them, ambient credentials allowed.
+    pub fn config_for(&self, location: Option<&str>) -> anyhow::Result<StorageConfig> {
         let opts = self
             .storage_options
             .iter()
             .map(|o| StorageConfig::parse_option(o))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(StorageConfig::with_env(std::env::vars(), opts))
+        Ok(StorageConfig::with_env(ambient_env(location)?, opts))
+    }
+}
+
+/// The process environment, with the AWS profile's credentials for locations that may need
+/// them (a `credential_process` is not run for a local table).
+pub fn ambient_env(location: Option<&str>) -> anyhow::Result<Vec<(String, String)>> {
+    let env: Vec<(String, String)> = std::env::vars().collect();
+    let remote = location.is_none_or(|l| {
+        icefloe_core::io::classify(l).ok() != Some(icefloe_core::io::LocationKind::Local)
+    });
+    if remote {
+        crate::aws_profile::with_profile(env)
+    } else {
+        Ok(env)
     }
 }
 

@@ -10,8 +10,8 @@ use icefloe_core::Table;
 
 use crate::catalog_config;
 
-/// The AWS variables PyIceberg's SigV4 signing finds through boto3, as catalog properties
-/// (used only when the configuration sets none).
+/// The AWS variables (or the AWS profile's, as boto3 finds them) PyIceberg's SigV4 signing
+/// uses, as catalog properties (used only when the configuration sets none).
 const AWS_ENV: &[(&str, &str)] = &[
     ("client.access-key-id", "AWS_ACCESS_KEY_ID"),
     ("client.secret-access-key", "AWS_SECRET_ACCESS_KEY"),
@@ -28,7 +28,7 @@ pub async fn connect(name: &str, storage: StorageConfig) -> anyhow::Result<RestC
 /// The configuration of catalog `name`: `.pyiceberg.yaml`, `PYICEBERG_CATALOG__*` variables,
 /// and the AWS variables SigV4 signing falls back on.
 pub fn config(name: &str) -> anyhow::Result<RestConfig> {
-    let env: Vec<(String, String)> = std::env::vars().collect();
+    let env = crate::args::ambient_env(None)?;
     let mut props = catalog_config::load(name, &env, &catalog_config::search_dirs(&env))?;
     for (key, var) in AWS_ENV {
         if !props.contains_key(*key) {
@@ -50,7 +50,11 @@ pub async fn load(name: &str, table: &str, storage: StorageConfig) -> anyhow::Re
 /// catalog without one) and in the namespaces below it, one `namespace.table` a line.
 pub async fn tables(name: &str, namespace: Option<&str>) -> anyhow::Result<()> {
     use std::io::Write;
-    let catalog = connect(name, StorageConfig::with_env(std::env::vars(), [])).await?;
+    let catalog = connect(
+        name,
+        StorageConfig::with_env(crate::args::ambient_env(None)?, []),
+    )
+    .await?;
     let mut pending = vec![match namespace {
         Some(ns) => Namespace::parse(ns)?,
         None => Namespace::root(),

@@ -1,6 +1,7 @@
 //! `icefloe`: read Apache Iceberg tables from the command line.
 
 mod args;
+mod aws_profile;
 mod cat;
 mod catalog;
 mod catalog_config;
@@ -165,7 +166,10 @@ fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("ICEFLOE_LOG").unwrap_or_else(|_| {
-                tracing_subscriber::EnvFilter::new("warn,fuser=error,icefloe_fuse::sizing=info")
+                // The AWS profile loader's warnings repeat the error the command prints.
+                tracing_subscriber::EnvFilter::new(
+                    "warn,fuser=error,icefloe_fuse::sizing=info,aws_config=error",
+                )
             }),
         )
         .with_writer(std::io::stderr)

@@ -65,7 +65,9 @@ pub fn mount(args: MountArgs, catalog: Option<&str>) -> Result<()> {
             return Err(missing.into());
         }
     }
-    let storage = args.storage.config()?;
+    let storage = args
+        .storage
+        .config_for(catalog.is_none().then_some(source.as_str()))?;
     // Read now, so that a configuration error is this command's.
     let config = catalog.map(crate::catalog::config).transpose()?;
     if config.is_some() && args.open.is_set() {

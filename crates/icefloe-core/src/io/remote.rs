@@ -83,20 +83,29 @@ pub fn open_remote(url: &Url, storage: &StorageConfig) -> Result<Arc<dyn ObjectS
     open_remote_with(url, storage, None)
 }
 
-/// S3 credentials asked for before each request (cached by the provider): vended credentials
-/// that expire and are fetched again.
-pub type S3Credentials = object_store::aws::AwsCredentialProvider;
+/// Credentials asked for before each request (cached by the provider), for the store of their
+/// kind: vended credentials that expire and are fetched again, or a vended bearer token.
+#[derive(Debug, Clone)]
+pub enum Credentials {
+    /// S3 keys.
+    S3(object_store::aws::AwsCredentialProvider),
+    /// A GCS OAuth2 bearer token.
+    Gcs(object_store::gcp::GcpCredentialProvider),
+    /// An Azure SAS token (or another Azure credential).
+    Azure(object_store::azure::AzureCredentialProvider),
+}
 
-/// Like [`open_remote`]; an S3 store signs with `s3_credentials` when given, instead of the
-/// credentials among the options.
+/// Like [`open_remote`]; the store signs with `credentials` when given (and of its kind),
+/// instead of the credentials among the options.
 pub fn open_remote_with(
     url: &Url,
     storage: &StorageConfig,
-    s3_credentials: Option<S3Credentials>,
+    credentials: Option<Credentials>,
 ) -> Result<Arc<dyn ObjectStore>, String> {
     let mut opts = storage.effective_options();
     let (scheme, _) = ObjectStoreScheme::parse(url).map_err(|e| e.to_string())?;
-    if storage.ambient == Ambient::Refuse {
+    // Explicit credentials sign every request.
+    if storage.ambient == Ambient::Refuse && credentials.is_none() {
         if let Some(skip) = unsigned_without_credentials(&scheme, &opts) {
             opts.push((skip.to_string(), "true".to_string()));
         }
@@ -123,15 +132,25 @@ pub fn open_remote_with(
     Ok(match scheme {
         ObjectStoreScheme::AmazonS3 => build!(
             object_store::aws::AmazonS3Builder,
-            |b: object_store::aws::AmazonS3Builder| match s3_credentials {
-                Some(c) => b.with_credentials(c),
-                None => b,
+            |b: object_store::aws::AmazonS3Builder| match credentials {
+                Some(Credentials::S3(c)) => b.with_credentials(c),
+                _ => b,
             }
         ),
-        ObjectStoreScheme::GoogleCloudStorage => {
-            build!(object_store::gcp::GoogleCloudStorageBuilder)
-        }
-        ObjectStoreScheme::MicrosoftAzure => build!(object_store::azure::MicrosoftAzureBuilder),
+        ObjectStoreScheme::GoogleCloudStorage => build!(
+            object_store::gcp::GoogleCloudStorageBuilder,
+            |b: object_store::gcp::GoogleCloudStorageBuilder| match credentials {
+                Some(Credentials::Gcs(c)) => b.with_credentials(c),
+                _ => b,
+            }
+        ),
+        ObjectStoreScheme::MicrosoftAzure => build!(
+            object_store::azure::MicrosoftAzureBuilder,
+            |b: object_store::azure::MicrosoftAzureBuilder| match credentials {
+                Some(Credentials::Azure(c)) => b.with_credentials(c),
+                _ => b,
+            }
+        ),
         other => return Err(format!("{other:?} is not a remote object store")),
     })
 }

@@ -238,21 +238,23 @@ impl Catalog for RestCatalog {
         };
         #[allow(unused_mut)]
         let (mut io, path) = storage.open(location)?;
-        // Vended S3 credentials that expire are fetched again before they do.
+        // Vended credentials that expire are fetched again before they do; a GCS token is
+        // handed to the store this way too.
         #[cfg(feature = "cloud")]
-        if let Some(vended) = refresh::VendedS3::new(
+        if let Some(vended) = refresh::vended_credentials(
             self.client.clone(),
             url,
             self.delegation(),
-            table.clone(),
+            table,
             location,
             &props,
         ) {
-            let bucket = url::Url::parse(&location.replacen("s3a://", "s3://", 1)).ok();
-            if let Some(bucket) = bucket.filter(|u| u.scheme() == "s3") {
-                let store =
-                    crate::io::remote::open_remote_with(&bucket, &storage, Some(Arc::new(vended)))
-                        .map_err(|r| self.error(subject, r))?;
+            let store_url = crate::io::parse_location(location)
+                .ok()
+                .and_then(|l| url::Url::parse(&format!("{}/", l.store_key())).ok());
+            if let Some(store_url) = store_url {
+                let store = crate::io::remote::open_remote_with(&store_url, &storage, Some(vended))
+                    .map_err(|r| self.error(subject, r))?;
                 io = io.with_store(store);
             }
         }

@@ -22,6 +22,7 @@ that faults are injected:
                            time is refused 400 ExpiredToken, as S3 refuses expired session
                            credentials (the test catalog vends such keys)
   --log FILE               one line per request: "<kind> <method> <path> <access key id>"
+                           (a bearer token as "bearer:<token>")
 
 Standard library only.
 """
@@ -87,8 +88,10 @@ def main():
             n = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(n) if n else None
             kind = decide(self.command, self.path, self.headers.get("Range", ""))
-            m = re.search(r"Credential=([^/,\s]+)", self.headers.get("Authorization", ""))
-            akid = m.group(1) if m else "-"
+            auth = self.headers.get("Authorization", "")
+            m = re.search(r"Credential=([^/,\s]+)", auth)
+            bearer = re.fullmatch(r"Bearer (\S+)", auth)
+            akid = m.group(1) if m else f"bearer:{bearer.group(1)}" if bearer else "-"
             e = re.fullmatch(r"expiring-(\d+)", akid)
             if args.expiring_keys and e and time.time() * 1000 > int(e.group(1)):
                 kind = "expired"

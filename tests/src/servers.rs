@@ -111,7 +111,14 @@ pub fn azurite() -> Server {
 /// fake-gcs-server over plain HTTP, serving copies of the directories under `data` as
 /// buckets (`data/<bucket>/<object path>`).
 pub fn fake_gcs(data: &Path) -> Server {
+    fake_gcs_reached_at(data, None)
+}
+
+/// Like [`fake_gcs`]; its XML API answers requests addressed (`Host`) to `127.0.0.1:<public>`
+/// when given: a proxy on that port ([`fault_proxy_on`]) forwards `Host` as it came.
+pub fn fake_gcs_reached_at(data: &Path, public: Option<u16>) -> Server {
     let port = free_port();
+    let public = public.unwrap_or(port);
     let dir = tempfile::tempdir().expect("temp dir");
     let mut cmd = Command::new(tool("fake-gcs-server"));
     cmd.args([
@@ -128,7 +135,7 @@ pub fn fake_gcs(data: &Path) -> Server {
     .arg(format!("http://127.0.0.1:{port}"))
     // The XML API (which object_store speaks) is served on the public host only.
     .arg("-public-host")
-    .arg(format!("127.0.0.1:{port}"));
+    .arg(format!("127.0.0.1:{public}"));
     start(cmd, port, dir, "fake-gcs-server")
 }
 
@@ -314,7 +321,11 @@ pub fn upload_dir(local: &Path, url: &str, prefix: &str, opts: &[(String, String
 /// `args`: `--faults`, `--fail`, `--latency-ms`, ...), logging one line per request to the file
 /// [`Server::log_file`] returns.
 pub fn fault_proxy(upstream: &Server, args: &[&str]) -> Server {
-    let port = free_port();
+    fault_proxy_on(free_port(), upstream, args)
+}
+
+/// [`fault_proxy`] on loopback port `port`.
+pub fn fault_proxy_on(port: u16, upstream: &Server, args: &[&str]) -> Server {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut cmd = Command::new("python3");
     cmd.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("fault_proxy.py"))

@@ -65,6 +65,9 @@ pub async fn retention_csv(table: &Table) -> Result<Bytes> {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
         .unwrap_or(0);
-    let run = ExpiryRun::evaluate(table, Policy::Iceberg, Overrides::default(), now).await?;
+    let run = ExpiryRun::evaluate(table, Policy::Iceberg, Overrides::default(), now)
+        .await?
+        .with_readable_rows(table)
+        .await?;
     Ok(Bytes::from(run.listing(table.metadata()).to_csv()))
 }

@@ -459,12 +459,12 @@ fn retention_rows(
     now: Option<TimestampWithTimeZone>,
 ) -> Result<Vec<RetentionRow>, FdwError> {
     let now = now_ms(now);
-    let run = runtime::block_on_interruptible(ExpiryRun::evaluate(
-        t,
-        Policy::Iceberg,
-        Overrides::default(),
-        now,
-    ))??;
+    let run = runtime::block_on_interruptible(async {
+        ExpiryRun::evaluate(t, Policy::Iceberg, Overrides::default(), now)
+            .await?
+            .with_readable_rows(t)
+            .await
+    })??;
     Ok(run
         .items(t.metadata())
         .into_iter()

@@ -1936,6 +1936,22 @@ def lineage_row_history_retention_and_orphans():
                 assert g["until"] == "infinity", (row_id, g)
             elif until:
                 assert psql(f"SELECT '{g['until']}'::timestamptz = (SELECT max(x::timestamptz) FROM unnest(ARRAY{until!r}) x)").strip() == "t", (row_id, g, until)
+    # Rows deleted or overwritten on main that kept snapshots still read, by until when.
+    m = json.load(open(os.path.join(ARGS.fixtures, "changes", "expected", "feed", "cases.json")))
+    version = lambda r: (r["_row_id"], r["_last_updated_sequence_number"])
+    live_now = {version(r) for r in reads[str(m["main"][-1])]}
+    until = {}
+    for s in m["main"]:
+        if s not in kept:
+            continue
+        for r in reads[str(s)]:
+            if version(r) not in live_now:
+                until.setdefault(version(r), []).append(kept[s])
+    want = Counter(psql(f"SELECT max(x::timestamptz) FROM unnest(ARRAY{u!r}) x").strip() for u in until.values())
+    got = Counter(dict((l.split("|")[1], int(l.split("|")[0])) for l in psql(
+        f"SELECT name, expires_at FROM icefloe_retention('chg.feed'::regclass, '{now}') "
+        "WHERE item = 'readable_removed_rows'").splitlines()))
+    assert sum(want.values()) > 0 and got == want, (got, want)
     # The by-name form reads the same.
     a = psql(f"SELECT * FROM icefloe_history('chg.feed'::regclass, 4, '{now}')")
     b = psql(f"SELECT * FROM icefloe_history('db.feed', 4, 'chg', '{now}')")

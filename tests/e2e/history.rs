@@ -291,3 +291,108 @@ fn row_history_matches_spark_reads_of_every_snapshot() {
     assert_eq!(deleted.len(), 1, "{deleted:?}");
     assert_eq!(deleted[0]["id"], 5);
 }
+
+/// `icefloe retention` says how many rows deleted or overwritten on main stay readable
+/// through older snapshots the expiry keeps, and until when: against Spark's reads of every
+/// snapshot of `feed` (the row versions a kept ancestor of the current snapshot reads and the
+/// current one does not), each until the last kept snapshot reading it expires; at three
+/// instants (everything kept, the oldest snapshots expired, only the current one kept).
+#[test]
+fn retention_counts_the_removed_rows_older_snapshots_still_read() {
+    use std::collections::{BTreeMap, HashMap, HashSet};
+    let cases = load("expected/feed/cases.json");
+    let reads = load("expected/feed/snapshot_rows.json");
+    let table = dir().join(cases["table_dir"].as_str().unwrap());
+    let main: Vec<i64> = cases["main"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_i64().unwrap())
+        .collect();
+    let current = *main.last().unwrap();
+    let ts: HashMap<i64, i64> = cases["snapshots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["snapshot_id"].as_i64().unwrap(),
+                s["timestamp_ms"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    let five_days = 5 * 24 * 3600 * 1000;
+    let version = |r: &Value| {
+        (
+            r["_row_id"].as_i64().unwrap(),
+            r["_last_updated_sequence_number"].as_i64().unwrap(),
+        )
+    };
+    let live_now: HashSet<(i64, i64)> = reads[current.to_string()]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(version)
+        .collect();
+    let mut seen = Vec::new();
+    for now in [
+        ts[&current] + 3_600_000,
+        ts[&main[3]] + five_days + 1,
+        ts[&current] + 10 * five_days,
+    ] {
+        let got = icefloe_json(&[
+            "retention".into(),
+            table.to_str().unwrap().into(),
+            "--now".into(),
+            now.to_string(),
+            "--format".into(),
+            "json".into(),
+        ]);
+        let kept: HashMap<i64, Option<i64>> = got["kept_snapshots"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| {
+                (
+                    k["snapshot_id"].as_i64().unwrap(),
+                    k["expires_at_ms"].as_i64(),
+                )
+            })
+            .collect();
+        // Each removed version: the latest expiry of the kept main snapshots reading it.
+        let mut until: HashMap<(i64, i64), Option<i64>> = HashMap::new();
+        for s in main.iter().filter(|s| kept.contains_key(s)) {
+            for r in reads[s.to_string()].as_array().unwrap() {
+                let v = version(r);
+                if live_now.contains(&v) {
+                    continue;
+                }
+                let at = kept[s];
+                let e = until.entry(v).or_insert(at);
+                *e = match (*e, at) {
+                    (None, _) | (_, None) => None,
+                    (Some(a), Some(b)) => Some(a.max(b)),
+                };
+            }
+        }
+        let mut want: BTreeMap<(bool, i64), u64> = BTreeMap::new();
+        for at in until.values() {
+            *want
+                .entry((at.is_none(), at.unwrap_or(i64::MAX)))
+                .or_default() += 1;
+        }
+        let want: Vec<(u64, Option<i64>)> = want
+            .into_iter()
+            .map(|((never, at), n)| (n, (!never).then_some(at)))
+            .collect();
+        let got: Vec<(u64, Option<i64>)> = got["readable_removed_rows"]
+            .as_array()
+            .unwrap_or_else(|| panic!("readable_removed_rows at {now}: {got}"))
+            .iter()
+            .map(|g| (g["rows"].as_u64().unwrap(), g["until_ms"].as_i64()))
+            .collect();
+        assert_eq!(got, want, "at {now}");
+        seen.push(got.iter().map(|(n, _)| n).sum::<u64>());
+    }
+    assert!(seen[0] > seen[1] && seen[1] > 0 && seen[2] == 0, "{seen:?}");
+}

@@ -62,7 +62,10 @@ pub async fn retention(a: RetentionArgs) -> Result<()> {
         PolicyArg::Iceberg => Policy::Iceberg,
         PolicyArg::S3tables => Policy::S3Tables,
     };
-    let run = ExpiryRun::evaluate(&table, policy, over, now).await?;
+    let run = ExpiryRun::evaluate(&table, policy, over, now)
+        .await?
+        .with_readable_rows(&table)
+        .await?;
     let listing = run.listing(table.metadata());
     let text = [
         (0, "item"),
@@ -80,6 +83,9 @@ pub async fn retention(a: RetentionArgs) -> Result<()> {
             .map(|(k, n)| format!("{k}={n}"))
             .collect();
         println!("{}", metrics.join(" "));
+        if let Some(s) = run.readable_summary() {
+            println!("{s}");
+        }
     }
     Ok(())
 }

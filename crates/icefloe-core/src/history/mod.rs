@@ -5,6 +5,7 @@
 pub mod changes;
 pub mod orphans;
 pub mod range;
+pub mod readable;
 pub mod retention;
 pub mod retention_report;
 pub mod row_history;

@@ -308,6 +308,8 @@ pub struct ExpiryRun {
     pub deleted_files: Vec<(FileKind, String)>,
     /// When each kept snapshot and ref would expire later.
     pub expiry: Expiry,
+    /// The removed rows kept snapshots still read ([`ExpiryRun::with_readable_rows`]).
+    pub readable_removed: super::readable::ReadableRemoved,
 }
 
 impl ExpiryRun {
@@ -354,6 +356,7 @@ impl ExpiryRun {
             expiry: expiry(m, &settings, now_ms),
             kept,
             deleted_files: deleted,
+            readable_removed: Default::default(),
         })
     }
 

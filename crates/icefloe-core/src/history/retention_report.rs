@@ -3,6 +3,7 @@
 
 use serde_json::{json, Value};
 
+use super::readable::ReadableRemoved;
 use super::retention::{ExpiryRun, FileKind};
 use crate::listing::{format_timestamp_ms, Listing};
 use crate::spec::{RefType, TableMetadata};
@@ -28,22 +29,27 @@ fn when(t: Option<i64>) -> String {
 /// One item of an expiry run: a snapshot, a ref, or a file the run deletes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RetentionItem {
-    /// `snapshot`, `branch`, `tag`, or the file kind ([`FileKind::label`]).
+    /// `snapshot`, `branch`, `tag`, the file kind ([`FileKind::label`]), or
+    /// `readable_removed_rows`.
     pub item: &'static str,
-    /// The snapshot's operation, the ref's name, or the file's path.
+    /// The snapshot's operation, the ref's name, the file's path, or how many removed rows.
     pub name: String,
     pub snapshot_id: Option<i64>,
     /// When the snapshot (of a ref: its snapshot) was committed.
     pub timestamp_ms: Option<i64>,
-    /// `kept`, `expired` or `deleted`.
+    /// `kept`, `expired`, `deleted`, or for removed rows `readable` (`unknown` without row
+    /// lineage).
     pub status: &'static str,
     /// For a kept snapshot or ref, when a later expiry would remove it if nothing else
-    /// changed (`Some(None)`: never); `None` for the others.
+    /// changed (`Some(None)`: never); for removed rows, until when they stay readable;
+    /// `None` for the others.
     pub expires_at_ms: Option<Option<i64>>,
 }
 
 impl ExpiryRun {
-    /// Every snapshot (oldest first), every ref and every file the run deletes.
+    /// Every snapshot (oldest first), every ref, every file the run deletes, and (when
+    /// evaluated) the rows deleted or overwritten on the current branch that kept snapshots
+    /// still read, one item per instant they stop being readable.
     pub fn items(&self, m: &TableMetadata) -> Vec<RetentionItem> {
         let mut out = Vec::new();
         let mut snaps: Vec<_> = m.snapshots.iter().collect();
@@ -84,7 +90,52 @@ impl ExpiryRun {
                 expires_at_ms: None,
             });
         }
+        let removed = |name: String, status, until| RetentionItem {
+            item: "readable_removed_rows",
+            name,
+            snapshot_id: None,
+            timestamp_ms: None,
+            status,
+            expires_at_ms: until,
+        };
+        match &self.readable_removed {
+            ReadableRemoved::NotEvaluated => {}
+            ReadableRemoved::NoLineage => out.push(removed("".into(), "unknown", None)),
+            ReadableRemoved::Rows(groups) => {
+                for g in groups {
+                    out.push(removed(g.rows.to_string(), "readable", Some(g.until_ms)));
+                }
+            }
+        }
         out
+    }
+
+    /// How many deleted or overwritten rows stay readable and until when, as one line (none
+    /// when not evaluated).
+    pub fn readable_summary(&self) -> Option<String> {
+        Some(match &self.readable_removed {
+            ReadableRemoved::NotEvaluated => return None,
+            ReadableRemoved::NoLineage => {
+                "rows deleted or overwritten but readable through older snapshots: unknown \
+                 (snapshots without row lineage)"
+                    .to_string()
+            }
+            ReadableRemoved::Rows(g) if g.is_empty() => {
+                "rows deleted or overwritten but readable through older snapshots: none".into()
+            }
+            ReadableRemoved::Rows(groups) => {
+                let total: u64 = groups.iter().map(|g| g.rows).sum();
+                let parts: Vec<String> = groups
+                    .iter()
+                    .map(|g| format!("{} until {}", g.rows, when(g.until_ms)))
+                    .collect();
+                format!(
+                    "rows deleted or overwritten but readable through older snapshots: {total} \
+                     ({})",
+                    parts.join(", ")
+                )
+            }
+        })
     }
 
     /// [`items`](Self::items) as a listing: `item`, `name`, `snapshot_id`, `timestamp`,
@@ -147,6 +198,13 @@ impl ExpiryRun {
             "kept_refs": self.expiry.refs.iter()
                 .map(|(n, t)| json!({"name": n, "expires_at_ms": t}))
                 .collect::<Vec<_>>(),
+            "readable_removed_rows": match &self.readable_removed {
+                ReadableRemoved::NotEvaluated | ReadableRemoved::NoLineage => Value::Null,
+                ReadableRemoved::Rows(groups) => groups.iter()
+                    .map(|g| json!({"rows": g.rows, "until_ms": g.until_ms}))
+                    .collect::<Vec<_>>()
+                    .into(),
+            },
         })
     }
 }

@@ -14,6 +14,9 @@ use crate::spec::{ManifestEntry, ManifestFile, TableMetadata};
 /// Default total weight of all caches: 256 MiB.
 pub const DEFAULT_CACHE_BYTES: u64 = 256 << 20;
 
+/// The weight of one decoded manifest entry (about its size in memory).
+pub const MANIFEST_ENTRY_WEIGHT: u64 = 512;
+
 /// The caches of one process. Keys are resolved file locations (store URL + path).
 pub struct Caches {
     pub metadata: Cache<String, Arc<TableMetadata>>,
@@ -54,7 +57,9 @@ impl Caches {
                 .build(),
             manifests: Cache::builder()
                 .max_capacity(rest)
-                .weigher(|_, v: &Arc<Vec<ManifestEntry>>| weight(512 * (v.len() + 1)))
+                .weigher(|_, v: &Arc<Vec<ManifestEntry>>| {
+                    weight(MANIFEST_ENTRY_WEIGHT as usize * (v.len() + 1))
+                })
                 .build(),
             delete_bitmaps: Cache::builder()
                 .max_capacity(rest)
@@ -99,5 +104,8 @@ where
     }
     let v = Arc::new(load.await?);
     cache.insert(key, v.clone()).await;
+    // moka applies its bound in batches of writes; a few large values inserted quickly (the
+    // manifests of one big snapshot) would otherwise all stay until the next batch.
+    cache.run_pending_tasks().await;
     Ok(v)
 }

@@ -20,7 +20,7 @@ use crate::spec::{
 };
 use crate::table::Table;
 use crate::validate::live_files::LiveFiles;
-use crate::validate::manifest::check_manifest;
+use crate::validate::manifest::{check_list_totals, check_manifest};
 
 /// How many manifests are fetched and decoded at once: what bounds planning's memory, with
 /// the manifests' size.
@@ -100,6 +100,15 @@ pub async fn load_manifest(
     table: &Table,
     mf: &ManifestFile,
 ) -> crate::Result<Arc<Vec<ManifestEntry>>> {
+    load_manifest_cached(table, mf, true).await
+}
+
+/// [`load_manifest`], keeping what it decodes in the cache only if `keep`.
+async fn load_manifest_cached(
+    table: &Table,
+    mf: &ManifestFile,
+    keep: bool,
+) -> crate::Result<Arc<Vec<ManifestEntry>>> {
     let io = table.io();
     let shown = io.shown(&mf.manifest_path);
     let spec = table
@@ -121,13 +130,55 @@ pub async fn load_manifest(
         "{shown}#{}#{:?}#{}#{}#{:?}",
         mf.sequence_number, mf.first_row_id, mf.added_snapshot_id, mf.partition_spec_id, types
     );
-    get_or_load(&table.caches().manifests, key, async {
+    let load = async {
         let bytes = io.read(&mf.manifest_path).await?;
         let entries = read_manifest(&bytes, &shown, mf, &types)?;
         check_manifest(&entries, mf, table.metadata(), &shown)?;
         Ok(entries)
-    })
-    .await
+    };
+    let cache = &table.caches().manifests;
+    if keep {
+        return get_or_load(cache, key, load).await;
+    }
+    match cache.get(&key).await {
+        Some(entries) => Ok(entries),
+        None => load.await.map(Arc::new),
+    }
+}
+
+/// Whether planning should keep the manifests it reads in the cache: not when they would not
+/// fit (by the counts the manifest list records), as a pass over more manifests than the cache
+/// holds would only evict each before the next plan could use it.
+fn worth_caching(table: &Table, manifests: &[ManifestFile]) -> bool {
+    let entries: i64 = manifests
+        .iter()
+        .map(|mf| {
+            let n = [
+                mf.added_files_count,
+                mf.existing_files_count,
+                mf.deleted_files_count,
+            ];
+            n.iter().map(|c| c.unwrap_or(0).max(0)).sum::<i64>() + 1
+        })
+        .fold(0i64, i64::saturating_add);
+    let weight = (entries as u64).saturating_mul(crate::cache::MANIFEST_ENTRY_WEIGHT);
+    table
+        .caches()
+        .manifests
+        .policy()
+        .max_capacity()
+        .is_none_or(|cap| weight <= cap)
+}
+
+/// The live data files the manifest list records for `manifests` (a hint to size the
+/// whole-snapshot checks; 0 when not recorded).
+fn live_files_hint(manifests: &[ManifestFile]) -> usize {
+    manifests
+        .iter()
+        .map(|mf| {
+            mf.added_files_count.unwrap_or(0).max(0) + mf.existing_files_count.unwrap_or(0).max(0)
+        })
+        .fold(0i64, i64::saturating_add) as usize
 }
 
 /// All live (added or existing) entries of a snapshot: data files and delete files.
@@ -317,24 +368,31 @@ impl Planner {
             "planning snapshot {}",
             snapshot.snapshot_id
         );
-        let delete_entries = entries_of(&table, &deletes).await?;
         let list_path = snapshot
             .manifest_list
             .as_deref()
             .unwrap_or("the snapshot's manifests");
         let shown = table.io().display(&table.io().resolve(list_path));
+        if stats.manifests_skipped > 0 {
+            // The summary's totals cannot be checked against entries not read: they are
+            // checked against the list's counts, and each manifest read against its own.
+            check_list_totals(&list, &snapshot, &shown)?;
+        }
+        let delete_entries = entries_of(&table, &deletes).await?;
         let check = LiveFiles::new(
             &shown,
             table.metadata().next_row_id,
             stats.manifests_skipped == 0,
             &delete_entries,
+            live_files_hint(&data),
         )?;
         let index = DeleteIndex::new(table.metadata(), delete_entries);
         let t = table.clone();
+        let keep = worth_caching(&table, &data);
         // Each manifest is fetched and decoded on a task of its own (decoding is CPU work
         // that may use another core), at most MANIFEST_CONCURRENCY at once, in list order.
         let manifests = futures::stream::iter(data)
-            .map(move |mf| load_owned(t.clone(), mf))
+            .map(move |mf| load_owned(t.clone(), mf, keep))
             .buffered(MANIFEST_CONCURRENCY)
             .boxed();
         let planner = Planner {
@@ -411,10 +469,10 @@ impl Planner {
 }
 
 /// [`load_manifest`] on a task of its own, aborted if the plan is dropped.
-fn load_owned(table: Table, mf: ManifestFile) -> BoxFuture<'static, LoadedManifest> {
+fn load_owned(table: Table, mf: ManifestFile, keep: bool) -> BoxFuture<'static, LoadedManifest> {
     let path = table.io().shown(&mf.manifest_path);
     let handle = tokio::spawn(async move {
-        let entries = load_manifest(&table, &mf).await?;
+        let entries = load_manifest_cached(&table, &mf, keep).await?;
         Ok((mf, entries))
     });
     crate::spawned::AbortOnDrop(handle)

@@ -52,18 +52,6 @@ impl<'a> Record<'a> {
             _ => None,
         }
     }
-
-    /// A map stored as Iceberg stores int-keyed maps: an array of `{key, value}` records.
-    pub fn int_map(&self, name: &str) -> Vec<(i32, &'a Value)> {
-        self.array(name)
-            .unwrap_or(&[])
-            .iter()
-            .filter_map(|kv| {
-                let r = Record::new(kv)?;
-                Some((r.i64("key")? as i32, r.get("value")?))
-            })
-            .collect()
-    }
 }
 
 /// Strips a union wrapper.

@@ -4,8 +4,10 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::avro::{to_literal, Record};
+use super::avro::to_literal;
+use super::avro_binary::{Container, Cursor};
 use super::literal::Literal;
+use super::manifest_fields::{EntryReader, RawEntry};
 use super::manifest_list::ManifestFile;
 use super::types::PrimitiveType;
 
@@ -140,147 +142,136 @@ fn decode_manifest(
     partition_types: &[PrimitiveType],
 ) -> crate::Result<Vec<ManifestEntry>> {
     let err = |r: String| crate::Error::manifest(path, r);
-    let reader = super::avro::open_container(bytes).map_err(err)?;
+    let corrupt = |r: String| err(format!("corrupt Avro data: {r}"));
+    let mut file = Container::open(bytes).map_err(err)?;
+    let reader = EntryReader::new(file.schema.clone()).map_err(err)?;
     let mut out = Vec::new();
     // Row ids handed out so far to data files that inherit one.
     let mut next_row_id = manifest.first_row_id;
-    for value in reader {
-        let value = value.map_err(|e| err(format!("corrupt Avro data: {e}")))?;
-        let entry = Record::new(&value).ok_or_else(|| err("entry is not a record".into()))?;
-        let status = match entry.i64("status") {
-            Some(0) => EntryStatus::Existing,
-            Some(1) => EntryStatus::Added,
-            Some(2) => EntryStatus::Deleted,
-            s => return Err(err(format!("invalid entry status {s:?}"))),
-        };
-        let df = entry
-            .get("data_file")
-            .and_then(Record::new)
-            .ok_or_else(|| err("entry without data_file".into()))?;
-        let file_path = df
-            .str("file_path")
-            .ok_or_else(|| err("data_file without file_path".into()))?
-            .to_string();
-        let content = match df.i64("content").unwrap_or(0) {
-            0 => DataContent::Data,
-            1 => DataContent::PositionDeletes,
-            2 => DataContent::EqualityDeletes,
-            c => return Err(err(format!("{file_path}: unknown content {c}"))),
-        };
-        let file_format = match df
-            .str("file_format")
-            .unwrap_or("PARQUET")
-            .to_ascii_uppercase()
-            .as_str()
-        {
-            "PARQUET" => FileFormat::Parquet,
-            "AVRO" => FileFormat::Avro,
-            "ORC" => FileFormat::Orc,
-            "PUFFIN" => FileFormat::Puffin,
-            f => return Err(err(format!("{file_path}: unknown file format {f}"))),
-        };
-        let partition = match df.get("partition").and_then(Record::new) {
-            Some(p) => {
-                if p.0.len() != partition_types.len() {
-                    return Err(err(format!(
-                        "{file_path}: partition has {} values but spec {} has {} fields",
-                        p.0.len(),
-                        manifest.partition_spec_id,
-                        partition_types.len()
-                    )));
-                }
-                p.0.iter()
-                    .zip(partition_types)
-                    .map(|((_, v), t)| to_literal(v, t))
-                    .collect::<Result<Vec<_>, _>>()
-                    .map_err(|e| err(format!("{file_path}: {e}")))?
-            }
-            None => Vec::new(),
-        };
-        let counts = |name: &str| -> HashMap<i32, i64> {
-            df.int_map(name)
-                .into_iter()
-                .filter_map(|(k, v)| match v {
-                    apache_avro::types::Value::Long(l) => Some((k, *l)),
-                    apache_avro::types::Value::Int(i) => Some((k, *i as i64)),
-                    _ => None,
-                })
-                .collect()
-        };
-        let bounds = |name: &str| -> HashMap<i32, Vec<u8>> {
-            df.int_map(name)
-                .into_iter()
-                .filter_map(|(k, v)| match v {
-                    apache_avro::types::Value::Bytes(b) => Some((k, b.clone())),
-                    _ => None,
-                })
-                .collect()
-        };
-        let record_count = df.i64("record_count").unwrap_or(0);
-
-        // Sequence numbers and snapshot id are null for files added by the manifest's own
-        // snapshot: they inherit the manifest list entry's values.
-        let sequence_number = entry
-            .i64("sequence_number")
-            .unwrap_or(manifest.sequence_number);
-        let file_sequence_number = entry
-            .i64("file_sequence_number")
-            .unwrap_or(manifest.sequence_number);
-        let snapshot_id = entry
-            .i64("snapshot_id")
-            .unwrap_or(manifest.added_snapshot_id);
-
-        // Only live data entries take a range (spec: "First Row ID Inheritance"): the
-        // manifest list's first_row_id counts added and existing rows, never deleted ones.
-        let mut first_row_id = df.i64("first_row_id");
-        if content == DataContent::Data && status != EntryStatus::Deleted && first_row_id.is_none()
-        {
-            if let Some(next) = next_row_id {
-                first_row_id = Some(next);
-                next_row_id = Some(
-                    crate::validate::non_negative(record_count, "record_count")
-                        .and_then(|()| crate::validate::add(next, record_count, "first_row_id"))
-                        .map_err(|r| err(format!("{file_path}: {r}")))?,
-                );
-            }
+    while let Some((count, block)) = file.next_block().map_err(corrupt)? {
+        let mut c = Cursor::new(&block);
+        for _ in 0..count {
+            let raw = reader.read(&mut c).map_err(corrupt)?;
+            out.push(entry_of(raw, manifest, partition_types, &mut next_row_id).map_err(err)?);
         }
-        if content != DataContent::Data {
-            first_row_id = None;
+        if !c.buf.is_empty() {
+            return Err(corrupt(format!(
+                "{} bytes left in a block after its {count} entries",
+                c.buf.len()
+            )));
         }
-
-        out.push(ManifestEntry {
-            status,
-            snapshot_id,
-            sequence_number,
-            file_sequence_number,
-            data_file: Arc::new(DataFile {
-                content,
-                file_format,
-                spec_id: manifest.partition_spec_id,
-                partition,
-                record_count,
-                file_size_in_bytes: df.i64("file_size_in_bytes").unwrap_or(0),
-                value_counts: counts("value_counts"),
-                null_value_counts: counts("null_value_counts"),
-                nan_value_counts: counts("nan_value_counts"),
-                lower_bounds: bounds("lower_bounds"),
-                upper_bounds: bounds("upper_bounds"),
-                equality_ids: df
-                    .array("equality_ids")
-                    .unwrap_or(&[])
-                    .iter()
-                    .filter_map(|v| match v {
-                        apache_avro::types::Value::Int(i) => Some(*i),
-                        _ => None,
-                    })
-                    .collect(),
-                first_row_id,
-                referenced_data_file: df.str("referenced_data_file").map(str::to_string),
-                content_offset: df.i64("content_offset"),
-                content_size_in_bytes: df.i64("content_size_in_bytes"),
-                file_path,
-            }),
-        });
     }
     Ok(out)
+}
+
+/// One entry with the spec's defaults and inheritance applied; `next_row_id` is the next row
+/// id a data file that inherits one takes.
+fn entry_of(
+    entry: RawEntry<'_>,
+    manifest: &ManifestFile,
+    partition_types: &[PrimitiveType],
+    next_row_id: &mut Option<i64>,
+) -> Result<ManifestEntry, String> {
+    let status = match entry.status {
+        Some(0) => EntryStatus::Existing,
+        Some(1) => EntryStatus::Added,
+        Some(2) => EntryStatus::Deleted,
+        s => return Err(format!("invalid entry status {s:?}")),
+    };
+    let df = entry.data_file.ok_or("entry without data_file")?;
+    let file_path = df
+        .file_path
+        .ok_or("data_file without file_path")?
+        .to_string();
+    let content = match df.content.unwrap_or(0) {
+        0 => DataContent::Data,
+        1 => DataContent::PositionDeletes,
+        2 => DataContent::EqualityDeletes,
+        c => return Err(format!("{file_path}: unknown content {c}")),
+    };
+    let format = df.file_format.unwrap_or("PARQUET");
+    let file_format = if format.eq_ignore_ascii_case("PARQUET") {
+        FileFormat::Parquet
+    } else if format.eq_ignore_ascii_case("AVRO") {
+        FileFormat::Avro
+    } else if format.eq_ignore_ascii_case("ORC") {
+        FileFormat::Orc
+    } else if format.eq_ignore_ascii_case("PUFFIN") {
+        FileFormat::Puffin
+    } else {
+        return Err(format!(
+            "{file_path}: unknown file format {}",
+            format.to_ascii_uppercase()
+        ));
+    };
+    let partition = match &df.partition {
+        Some(p) => {
+            if p.len() != partition_types.len() {
+                return Err(format!(
+                    "{file_path}: partition has {} values but spec {} has {} fields",
+                    p.len(),
+                    manifest.partition_spec_id,
+                    partition_types.len()
+                ));
+            }
+            p.iter()
+                .zip(partition_types)
+                .map(|(v, t)| to_literal(v, t))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| format!("{file_path}: {e}"))?
+        }
+        None => Vec::new(),
+    };
+    let record_count = df.record_count.unwrap_or(0);
+
+    // Sequence numbers and snapshot id are null for files added by the manifest's own
+    // snapshot: they inherit the manifest list entry's values.
+    let sequence_number = entry.sequence_number.unwrap_or(manifest.sequence_number);
+    let file_sequence_number = entry
+        .file_sequence_number
+        .unwrap_or(manifest.sequence_number);
+    let snapshot_id = entry.snapshot_id.unwrap_or(manifest.added_snapshot_id);
+
+    // Only live data entries take a range (spec: "First Row ID Inheritance"): the manifest
+    // list's first_row_id counts added and existing rows, never deleted ones.
+    let mut first_row_id = df.first_row_id;
+    if content == DataContent::Data && status != EntryStatus::Deleted && first_row_id.is_none() {
+        if let Some(next) = *next_row_id {
+            first_row_id = Some(next);
+            *next_row_id = Some(
+                crate::validate::non_negative(record_count, "record_count")
+                    .and_then(|()| crate::validate::add(next, record_count, "first_row_id"))
+                    .map_err(|r| format!("{file_path}: {r}"))?,
+            );
+        }
+    }
+    if content != DataContent::Data {
+        first_row_id = None;
+    }
+
+    Ok(ManifestEntry {
+        status,
+        snapshot_id,
+        sequence_number,
+        file_sequence_number,
+        data_file: Arc::new(DataFile {
+            content,
+            file_format,
+            spec_id: manifest.partition_spec_id,
+            partition,
+            record_count,
+            file_size_in_bytes: df.file_size_in_bytes.unwrap_or(0),
+            value_counts: df.value_counts,
+            null_value_counts: df.null_value_counts,
+            nan_value_counts: df.nan_value_counts,
+            lower_bounds: df.lower_bounds,
+            upper_bounds: df.upper_bounds,
+            equality_ids: df.equality_ids,
+            first_row_id,
+            referenced_data_file: df.referenced_data_file.map(str::to_string),
+            content_offset: df.content_offset,
+            content_size_in_bytes: df.content_size_in_bytes,
+            file_path,
+        }),
+    })
 }

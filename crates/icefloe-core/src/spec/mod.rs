@@ -2,9 +2,11 @@
 //! manifest lists, manifests and name mappings. Pure parsing, no I/O.
 
 mod avro;
+mod avro_binary;
 pub mod bucket;
 pub mod literal;
 pub mod manifest;
+mod manifest_fields;
 pub mod manifest_list;
 pub mod metadata;
 pub mod metadata_json;

@@ -55,12 +55,14 @@ impl LiveFiles {
     /// manifests are never skipped), checking those that concern delete files alone. `list`
     /// names the manifest list; `complete` says whether every data manifest will be fed, as
     /// the checks that need all live data files (a deletion vector naming no live data file,
-    /// the summary totals) only run then; the others hold for any subset.
+    /// the summary totals) only run then; the others hold for any subset. `data_files` is
+    /// how many live data files to expect (a hint to size what is kept).
     pub fn new(
         list: &str,
         next_row_id: Option<i64>,
         complete: bool,
         deletes: &[ManifestEntry],
+        data_files: usize,
     ) -> crate::Result<LiveFiles> {
         let err = |r: String| crate::Error::manifest(list, r);
         let mut dvs: HashMap<&str, &DataFile> = HashMap::new();
@@ -99,7 +101,9 @@ impl LiveFiles {
             next_row_id,
             complete,
             seeds: (RandomState::new(), RandomState::new()),
-            data_paths: HashSet::new(),
+            // A hint from a manifest list, so bounded (a corrupt count must not reserve
+            // gigabytes); growing past it costs a resize.
+            data_paths: HashSet::with_capacity(data_files.min(1 << 20)),
             named,
             row_ids: RowIdRuns::default(),
             past_next: None,

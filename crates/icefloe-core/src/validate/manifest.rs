@@ -152,6 +152,91 @@ pub fn check_manifest(
         check_entry(e, mf, m, &known_ids)
             .map_err(|r| crate::Error::manifest(path, format!("{}: {r}", e.data_file.file_path)))?;
     }
+    check_counts(entries, mf).map_err(|r| crate::Error::manifest(path, r))
+}
+
+/// A manifest's entries against the counts its manifest list entry records for it
+/// (`added_files_count`, `existing_files_count`, `deleted_files_count`, and the rows of added
+/// and existing files), when recorded: an entry lost from a manifest, or one added to it, would
+/// otherwise change the rows read silently, also in a read whose filter skips other manifests
+/// (where the snapshot summary's totals cannot be checked against the entries).
+fn check_counts(entries: &[ManifestEntry], mf: &ManifestFile) -> Result<(), String> {
+    let mut files = [0i64; 3];
+    let mut rows = [0i64; 3];
+    for e in entries {
+        let k = match e.status {
+            EntryStatus::Added => 0,
+            EntryStatus::Existing => 1,
+            EntryStatus::Deleted => 2,
+        };
+        files[k] += 1;
+        rows[k] = super::add(
+            rows[k],
+            e.data_file.record_count,
+            "the manifest's row count",
+        )?;
+    }
+    let recorded = [
+        ("added_files_count", mf.added_files_count, files[0]),
+        ("existing_files_count", mf.existing_files_count, files[1]),
+        ("deleted_files_count", mf.deleted_files_count, files[2]),
+        ("added_rows_count", mf.added_rows_count, rows[0]),
+        ("existing_rows_count", mf.existing_rows_count, rows[1]),
+    ];
+    for (name, want, found) in recorded {
+        if let Some(want) = want.filter(|w| *w != found) {
+            return Err(format!(
+                "the manifest list records {name} {want} for this manifest, but its entries count {found} (spec: \"Manifest Lists\"): entries were lost or added"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The snapshot summary's `total-data-files`, `total-delete-files` and `total-records`
+/// against the counts the manifest list records for its manifests, when every manifest has
+/// them: what a read that skips manifests checks in place of counting every entry, so a
+/// manifest lost from the list is found without reading the others. `path` names the list.
+pub fn check_list_totals(
+    list: &[ManifestFile],
+    snapshot: &Snapshot,
+    path: &str,
+) -> crate::Result<()> {
+    let live = |mf: &ManifestFile| Some(mf.added_files_count? + mf.existing_files_count?);
+    let mut totals = Some((0i64, 0i64, 0i64));
+    for mf in list {
+        totals = totals.and_then(|(data, deletes, records)| {
+            let files = live(mf)?;
+            match mf.content {
+                ManifestContent::Data => Some((
+                    data.checked_add(files)?,
+                    deletes,
+                    records
+                        .checked_add(mf.added_rows_count?)?
+                        .checked_add(mf.existing_rows_count?)?,
+                )),
+                ManifestContent::Deletes => Some((data, deletes.checked_add(files)?, records)),
+            }
+        });
+    }
+    let Some((data, deletes, records)) = totals else {
+        return Ok(());
+    };
+    for (key, found) in [
+        ("total-data-files", data),
+        ("total-delete-files", deletes),
+        ("total-records", records),
+    ] {
+        if let Some(want) = snapshot.summary_i64(key).filter(|w| *w != found) {
+            return Err(crate::Error::manifest(
+                path,
+                format!(
+                    "snapshot {} records {want} for {key} in its summary, but its manifest list counts {found} for its manifests: a manifest was lost or added",
+                    snapshot.snapshot_id
+                ),
+            ));
+        }
+    }
     Ok(())
 }
 

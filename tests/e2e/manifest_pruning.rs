@@ -130,3 +130,118 @@ async fn summaries_skip_the_manifests_that_cannot_match() {
         "only {skipping} of {cases} cases skip a manifest"
     );
 }
+
+/// Rewrites Avro file `p` keeping only the records `keep` accepts; returns how many it dropped.
+fn drop_records(p: &std::path::Path, keep: impl Fn(&apache_avro::types::Value) -> bool) -> usize {
+    let bytes = std::fs::read(p).unwrap();
+    let reader = apache_avro::Reader::new(&bytes[..]).unwrap();
+    let schema = reader.writer_schema().clone();
+    let meta = reader.user_metadata().clone();
+    let values: Vec<_> = reader.map(|v| v.unwrap()).collect();
+    let mut w = apache_avro::Writer::new(&schema, Vec::new());
+    for (k, v) in meta {
+        w.add_user_metadata(k, v).unwrap();
+    }
+    let mut dropped = 0;
+    for v in values {
+        if keep(&v) {
+            w.append(v).unwrap();
+        } else {
+            dropped += 1;
+        }
+    }
+    std::fs::write(p, w.into_inner().unwrap()).unwrap();
+    dropped
+}
+
+fn text_field<'a>(v: &'a apache_avro::types::Value, name: &str) -> Option<&'a str> {
+    use apache_avro::types::Value;
+    let Value::Record(fields) = v else {
+        return None;
+    };
+    match &fields.iter().find(|(n, _)| n == name)?.1 {
+        Value::String(s) => Some(s),
+        _ => None,
+    }
+}
+
+/// A read that skips manifests cannot count every entry against the snapshot summary; it checks
+/// the summary against the manifest list's counts (a manifest lost from the list) and each
+/// manifest it reads against its own counts (an entry lost from it). Without those, both
+/// edits below give fewer rows and no error.
+#[tokio::test]
+async fn a_pruned_read_refuses_a_lost_manifest_or_entry() {
+    let (mut lost_manifests, mut lost_entries) = (0, 0);
+    for s in all_snapshots()
+        .into_iter()
+        .filter(|s| s.table == "partitioned")
+    {
+        let table = Table::open(s.table_dir.to_str().unwrap()).await.unwrap();
+        let snapshot = table.metadata().snapshot(s.snapshot_id).unwrap().clone();
+        let list = table.manifest_list(&snapshot).await.unwrap();
+        let list_name = snapshot.manifest_list.clone().unwrap();
+        let list_name = list_name.rsplit('/').next().unwrap().to_string();
+        for mf in list.iter().filter(|m| m.content == ManifestContent::Data) {
+            let spec = table
+                .metadata()
+                .partition_spec(mf.partition_spec_id)
+                .unwrap();
+            let k = spec.fields.iter().position(|f| f.name == "cat").unwrap();
+            let entries = load_manifest(&table, mf).await.unwrap();
+            let Some(target) = entries.iter().find(|e| {
+                e.status != icefloe_core::spec::EntryStatus::Deleted
+                    && matches!(e.data_file.partition[k], Some(Literal::String(_)))
+            }) else {
+                continue;
+            };
+            let Some(Literal::String(v)) = &target.data_file.partition[k] else {
+                unreachable!()
+            };
+            let filter = parse(&format!("cat = '{v}'")).unwrap();
+            let at = SnapshotSelector::Id(s.snapshot_id);
+            let pruned = |t: &Table| {
+                Scan::builder()
+                    .snapshot(at.clone())
+                    .filter(filter.clone())
+                    .build(t)
+                    .unwrap()
+            };
+            let (_, stats) = pruned(&table).plan_with_stats().await.unwrap();
+            if stats.manifests_skipped == 0 {
+                continue;
+            }
+            let manifest_name = mf.manifest_path.rsplit('/').next().unwrap().to_string();
+
+            // The manifest goes missing from the manifest list.
+            let copy = copy_table(&s.table_dir);
+            let n = drop_records(&copy.path().join("metadata").join(&list_name), |r| {
+                text_field(r, "manifest_path").is_none_or(|p| !p.ends_with(&manifest_name))
+            });
+            assert_eq!(n, 1);
+            let t2 = Table::open(copy.path().to_str().unwrap()).await.unwrap();
+            let err = pruned(&t2).plan_files().await.unwrap_err().to_string();
+            assert!(err.contains("a manifest was lost"), "{err}");
+            lost_manifests += 1;
+
+            // One entry goes missing from the manifest.
+            let copy = copy_table(&s.table_dir);
+            let path = target.data_file.file_path.clone();
+            let n = drop_records(&copy.path().join("metadata").join(&manifest_name), |r| {
+                let apache_avro::types::Value::Record(f) = r else {
+                    return true;
+                };
+                let df = &f.iter().find(|(n, _)| n == "data_file").unwrap().1;
+                text_field(df, "file_path") != Some(path.as_str())
+            });
+            assert_eq!(n, 1);
+            let t2 = Table::open(copy.path().to_str().unwrap()).await.unwrap();
+            let err = pruned(&t2).plan_files().await.unwrap_err().to_string();
+            assert!(err.contains("entries were lost or added"), "{err}");
+            lost_entries += 1;
+        }
+    }
+    assert!(
+        lost_manifests >= 2 && lost_entries >= 2,
+        "{lost_manifests} {lost_entries}"
+    );
+}

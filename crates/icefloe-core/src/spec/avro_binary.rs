@@ -694,6 +694,45 @@ mod tests {
     }
 
     #[test]
+    fn every_codec_apache_avro_writes_is_read() {
+        let text = r#"{"type":"record","name":"r","fields":[{"name":"s","type":"string"},{"name":"n","type":"long"}]}"#;
+        let avro = apache_avro::Schema::parse_str(text).unwrap();
+        let codecs = [
+            apache_avro::Codec::Null,
+            apache_avro::Codec::Deflate(Default::default()),
+            apache_avro::Codec::Snappy,
+            apache_avro::Codec::Zstandard(Default::default()),
+        ];
+        for codec in codecs {
+            let mut w = apache_avro::Writer::with_codec(&avro, Vec::new(), codec);
+            for i in 0..1000i64 {
+                let r = Value::Record(vec![
+                    ("s".into(), Value::String(format!("row {i}"))),
+                    ("n".into(), Value::Long(i * 7)),
+                ]);
+                w.append(r).unwrap();
+            }
+            let bytes = w.into_inner().unwrap();
+            let mut file = Container::open(&bytes).unwrap();
+            let Node::Record(f) = file.schema.node(file.schema.root()).clone() else {
+                panic!()
+            };
+            let mut i = 0i64;
+            while let Some((count, block)) = file.next_block().unwrap() {
+                let mut c = Cursor::new(&block);
+                for _ in 0..count {
+                    let text = format!("row {i}");
+                    assert_eq!(c.scalar(&file.schema, f[0].1), Ok(Scalar::Str(&text)));
+                    assert_eq!(c.scalar(&file.schema, f[1].1), Ok(Scalar::Int(i * 7)));
+                    i += 1;
+                }
+                assert!(c.buf.is_empty());
+            }
+            assert_eq!(i, 1000, "{codec:?}");
+        }
+    }
+
+    #[test]
     fn corrupt_lengths_and_counts_are_errors() {
         let s = schema(r#"{"type":"array","items":"long"}"#);
         // A count of 2^40 items in 2 bytes.

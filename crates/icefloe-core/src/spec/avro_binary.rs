@@ -284,7 +284,7 @@ impl<'a> Container<'a> {
     }
 
     /// The next block: its object count and decompressed bytes; `None` at the end.
-    pub fn next_block(&mut self) -> Result<Option<(u64, Cow<'a, [u8]>)>, String> {
+    pub fn next_block(&mut self) -> Result<Option<Block<'a>>, String> {
         if self.rest.is_empty() {
             return Ok(None);
         }
@@ -340,6 +340,9 @@ impl<'a> Container<'a> {
         Ok(Some((count as u64, data)))
     }
 }
+
+/// A block of a container: its object count and its (decompressed) bytes.
+pub type Block<'a> = (u64, Cow<'a, [u8]>);
 
 /// Reads Avro binary values from a block.
 pub struct Cursor<'a> {

@@ -21,7 +21,7 @@ use super::parquet::OpenedParquet;
 
 /// Compressed bytes of the projected columns a slice aims at, by default (storage option
 /// `read_slice_bytes`).
-pub const SLICE_BYTES: u64 = 8 << 20;
+pub const SLICE_BYTES: u64 = 4 << 20;
 
 /// Slices fetched and decoded ahead of the one being consumed.
 pub const READ_AHEAD: usize = 2;

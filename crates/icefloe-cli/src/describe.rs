@@ -223,7 +223,16 @@ pub async fn files(
         }
         ListFormat::Text => {}
     }
-    let mut rows = Vec::new();
+    const TEXT: crate::render::TextColumns = &[
+        (0, "data_file"),
+        (1, "records"),
+        (2, "deleted"),
+        (3, "deletes"),
+        (4, "seq"),
+        (5, "first_row_id"),
+        (6, "spec"),
+    ];
+    let mut text = crate::render::TextChunks::new(header.clone(), TEXT);
     let mut tasks = scan.plan_stream();
     let mut first = true;
     while let Some(task) = tasks.next().await {
@@ -233,7 +242,7 @@ pub async fn files(
             ListFormat::Csv => {
                 out.write_all(Listing::csv_line(&file_row(&table, &task, deleted)).as_bytes())?
             }
-            ListFormat::Text => rows.push(file_row(&table, &task, deleted)),
+            ListFormat::Text => text.push(file_row(&table, &task, deleted))?,
             ListFormat::Json => {
                 let doc = serde_json::to_string_pretty(&file_json(&task, deleted))?;
                 out.write_all(if first { b"\n" } else { b",\n" })?;
@@ -253,18 +262,8 @@ pub async fn files(
             out.write_all(if first { b"]\n}\n" } else { b"\n  ]\n}\n" })?;
         }
         ListFormat::Text => {
-            let listing = Listing { header, rows };
-            let text = [
-                (0, "data_file"),
-                (1, "records"),
-                (2, "deleted"),
-                (3, "deletes"),
-                (4, "seq"),
-                (5, "first_row_id"),
-                (6, "spec"),
-            ];
             out.flush()?;
-            return print(format, &listing, &text, || Value::Null);
+            return text.finish();
         }
     }
     out.flush()?;

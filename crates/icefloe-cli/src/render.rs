@@ -40,11 +40,73 @@ pub fn print(
 
 /// The width to fit: the terminal's, else `$COLUMNS`; none when neither is known (a pipe
 /// gets every cell whole).
-fn terminal_width() -> Option<u16> {
+pub fn terminal_width() -> Option<u16> {
     console::Term::stdout()
         .size_checked()
         .map(|(_, cols)| cols)
         .or_else(|| std::env::var("COLUMNS").ok()?.parse().ok())
+}
+
+/// Rows a long terminal listing is laid out by at a time ([`TextChunks`]).
+pub const TEXT_CHUNK: usize = 10_000;
+
+/// A terminal listing printed as its rows come, in bounded memory: up to [`TEXT_CHUNK`] rows it
+/// is one table as [`to_terminal`] lays it out; a longer one is laid out chunk by chunk of
+/// that many rows (columns sized per chunk), the header printed once above the first.
+pub struct TextChunks<'a> {
+    header: Vec<String>,
+    columns: TextColumns<'a>,
+    rows: Vec<Vec<String>>,
+    printed: bool,
+}
+
+impl<'a> TextChunks<'a> {
+    /// A listing with `header`, shown as `columns`.
+    pub fn new(header: Vec<String>, columns: TextColumns<'a>) -> Self {
+        TextChunks {
+            header,
+            columns,
+            rows: Vec::new(),
+            printed: false,
+        }
+    }
+
+    /// Adds a row, printing a full chunk.
+    pub fn push(&mut self, row: Vec<String>) -> Result<()> {
+        self.rows.push(row);
+        if self.rows.len() >= TEXT_CHUNK {
+            self.flush_chunk()?;
+        }
+        Ok(())
+    }
+
+    /// Prints what is left (the whole table when it never reached a chunk).
+    pub fn finish(mut self) -> Result<()> {
+        if !self.printed || !self.rows.is_empty() {
+            self.flush_chunk()?;
+        }
+        Ok(())
+    }
+
+    fn flush_chunk(&mut self) -> Result<()> {
+        let listing = Listing {
+            header: self.header.clone(),
+            rows: std::mem::take(&mut self.rows),
+        };
+        let text = to_terminal(&listing, self.columns, terminal_width());
+        let mut out = std::io::stdout().lock();
+        if self.printed {
+            // The header and the rule under it were printed above the first chunk.
+            for line in text.lines().skip(2) {
+                writeln!(out, "{line}")?;
+            }
+        } else {
+            out.write_all(text.as_bytes())?;
+        }
+        out.flush()?;
+        self.printed = true;
+        Ok(())
+    }
 }
 
 /// Shortest a cut text column gets.

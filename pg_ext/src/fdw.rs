@@ -128,9 +128,16 @@ pub fn resolve_table(opts: &CatalogOptions, user: pg_sys::Oid) -> Result<Resolve
 /// Opens the table a resolved foreign table reads: the version pinned for this statement or
 /// transaction ([`crate::pin`]), else the newest (cached metadata).
 pub fn open_table(r: &Resolved) -> Result<Table, FdwError> {
+    // By values, secrets included (never shown): a table one role's catalog token loaded is
+    // never the pinned table of a role with another token.
     let key = format!(
         "{}\u{0}{:?}\u{0}{}\u{0}{:?}\u{0}{:?}\u{0}{}",
-        r.location, r.storage, r.ambient, r.open, r.catalog, r.local_files
+        r.location,
+        r.storage,
+        r.ambient,
+        r.open,
+        r.catalog.as_ref().map(|c| c.props()),
+        r.local_files
     );
     crate::pin::pinned(&key, || open_unpinned(r, &r.location))
 }

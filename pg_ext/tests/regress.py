@@ -1165,6 +1165,13 @@ def rest_catalog_servers_keep_secrets_in_mappings_and_local_files_to_privileged_
         # A token the catalog refuses: an authorization error naming the catalog server.
         psql("CREATE USER MAPPING FOR rcuser SERVER rcl OPTIONS (token 'wrong-token')")
         expect_error("SELECT count(*) FROM rcl.v3_basic", sqlstate="28000", contains="rcl", user="rcuser")
+        # A view its owner reads with the owner's token does not lend the table it loaded to
+        # the caller's own scan in the same statement: that one uses the caller's token.
+        psql("CREATE VIEW rcl.v_basic AS SELECT count(id) AS n FROM rcl.v3_basic; GRANT SELECT ON rcl.v_basic TO rcuser")
+        n = psql("SELECT n FROM rcl.v_basic", user="rcuser").strip()
+        assert n == str(len(expected_rows(snap))), n
+        expect_error("SELECT (SELECT n FROM rcl.v_basic), (SELECT count(id) FROM rcl.v3_basic)",
+                     sqlstate="28000", contains="rcl", user="rcuser")
     finally:
         catalog.close()
         psql("DROP SCHEMA IF EXISTS rcl CASCADE; DROP SERVER IF EXISTS rcl CASCADE")

@@ -145,8 +145,8 @@ pub fn open_table(r: &Resolved) -> Result<Table, FdwError> {
 thread_local! {
     /// Caches per set of storage credentials, so that metadata one role's credentials fetched
     /// is never served to a role with other (or no) credentials.
-    static CACHES: std::cell::RefCell<Vec<(String, std::sync::Arc<icefloe_core::cache::Caches>)>> =
-        const { std::cell::RefCell::new(Vec::new()) };
+    static CACHES: std::cell::RefCell<crate::recent::Recent<std::sync::Arc<icefloe_core::cache::Caches>>> =
+        const { std::cell::RefCell::new(crate::recent::Recent::new(CREDENTIAL_CACHES)) };
 }
 
 /// Caches for tables read with `r`'s storage settings and credentials: the process-wide ones
@@ -161,22 +161,13 @@ pub fn caches_for(r: &Resolved) -> std::sync::Arc<icefloe_core::cache::Caches> {
     let key = format!("{:?}\u{0}{}", r.storage, r.ambient);
     CACHES.with(|c| {
         let mut c = c.borrow_mut();
-        if let Some(i) = c.iter().position(|(k, _)| *k == key) {
-            // Most recently used last.
-            let hit = c.remove(i);
-            let caches = hit.1.clone();
-            c.push(hit);
+        if let Some(caches) = c.get(&key) {
             return caches;
-        }
-        // A backend keeps the caches of a few sets of credentials: its memory stays bounded
-        // however many roles it serves.
-        if c.len() >= CREDENTIAL_CACHES {
-            c.remove(0);
         }
         let caches = std::sync::Arc::new(icefloe_core::cache::Caches::new(
             crate::settings::cache_bytes() / 4,
         ));
-        c.push((key, caches.clone()));
+        c.insert(key, caches.clone());
         caches
     })
 }

@@ -29,6 +29,7 @@ pub mod parallel;
 pub mod pgutil;
 pub mod pin;
 pub mod quals;
+pub mod recent;
 pub mod rest;
 pub mod runtime;
 pub mod settings;

@@ -1,6 +1,6 @@
 //! The Iceberg REST catalogs a backend has connected to: one connection (its `GET /v1/config`
 //! answer and OAuth2 token) per catalog configuration, storage settings and local-file policy,
-//! kept for the next statement. A backend keeps a few; the oldest is dropped first.
+//! kept for the next statement. A backend keeps a few ([`crate::recent::Recent`]).
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -10,13 +10,14 @@ use icefloe_core::catalog::rest::{RestCatalog, RestConfig};
 
 use crate::error::FdwError;
 use crate::options::{self, Resolved};
+use crate::recent::Recent;
 use crate::runtime;
 
 /// How many catalog connections a backend keeps.
 const KEPT: usize = 4;
 
 thread_local! {
-    static CONNECTED: RefCell<Vec<(String, Arc<RestCatalog>)>> = const { RefCell::new(Vec::new()) };
+    static CONNECTED: RefCell<Recent<Arc<RestCatalog>>> = const { RefCell::new(Recent::new(KEPT)) };
 }
 
 /// The catalog `config` connected for `r`: with `r`'s storage settings and credentials, and
@@ -35,14 +36,7 @@ pub fn connected(
         r.ambient,
         r.local_files
     );
-    if let Some(c) = CONNECTED.with(|c| {
-        let mut c = c.borrow_mut();
-        let i = c.iter().position(|(k, _)| *k == key)?;
-        let hit = c.remove(i);
-        let catalog = hit.1.clone();
-        c.push(hit);
-        Some(catalog)
-    }) {
+    if let Some(c) = CONNECTED.with(|c| c.borrow_mut().get(&key)) {
         return Ok(c);
     }
     let storage = options::storage_config(r);
@@ -53,12 +47,6 @@ pub fn connected(
     } else {
         catalog.refusing_local_files()
     });
-    CONNECTED.with(|c| {
-        let mut c = c.borrow_mut();
-        if c.len() >= KEPT {
-            c.remove(0);
-        }
-        c.push((key, catalog.clone()));
-    });
+    CONNECTED.with(|c| c.borrow_mut().insert(key, catalog.clone()));
     Ok(catalog)
 }

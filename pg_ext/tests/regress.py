@@ -906,24 +906,14 @@ class MotoS3:
     holding a copy of the fixture warehouse under s3://lake/wh/ (keys as Iceberg writes them)."""
 
     def __init__(self):
-        import socket
         import urllib.request
         tools = os.environ.get("ICEFLOE_TOOLS", os.path.expanduser("~/.cache/icefloe-tools"))
         exe = os.path.join(tools, "bin", "moto_server")
         assert os.path.exists(exe), f"{exe} is missing: run scripts/servers install"
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            self.port = sock.getsockname()[1]
+        self.port = free_port()
         self.proc = subprocess.Popen([exe, "-H", "127.0.0.1", "-p", str(self.port)],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                break
-            except OSError:
-                assert time.time() < deadline and self.proc.poll() is None, "moto_server did not start"
-                time.sleep(0.1)
+        wait_port(self.port, self.proc, "moto_server")
         self.url = f"http://127.0.0.1:{self.port}"
 
         def put(key, data=b""):
@@ -960,25 +950,7 @@ def import_foreign_schema_from_an_s3_warehouse():
              "CREATE USER MAPPING FOR CURRENT_USER SERVER s3wh OPTIONS (aws_access_key_id 'testing', aws_secret_access_key 'testing');"
              "DROP SCHEMA IF EXISTS s3db CASCADE; CREATE SCHEMA s3db;"
              "IMPORT FOREIGN SCHEMA db FROM SERVER s3wh INTO s3db")
-        fixtures = load_fixtures()
-        names = psql("SELECT string_agg(foreign_table_name::text, ',' ORDER BY 1) FROM information_schema.foreign_tables WHERE foreign_table_schema = 's3db'").strip()
-        assert names == ",".join(sorted(m["table"] for m in fixtures)), names
-        problems = []
-        for m in fixtures:
-            snap = next(s for s in m["snapshots"] if s["snapshot_id"] == m["current_snapshot_id"])
-            try:
-                problems += [f"{m['table']}: {p}" for p in compare_snapshot("s3db", m["table"], snap)]
-            except SqlError as e:
-                if VARIANT_PLACEHOLDER not in str(e):
-                    raise
-        assert not problems, "\n".join(problems)
-        # Row counts and lineage sums through count(*) pushdown and aggregates, too.
-        for m in fixtures:
-            snap = next(s for s in m["snapshots"] if s["snapshot_id"] == m["current_snapshot_id"])
-            want = expected_rows(snap)
-            got = psql(f"SELECT count(*), coalesce(sum(_row_id), 0) FROM s3db.{quote_ident(m['table'])}").strip()
-            want_sum = sum(int(r["_row_id"]) for r in want if r.get("_row_id") is not None)
-            assert got == f"{len(want)}|{want_sum}", (m["table"], got, len(want), want_sum)
+        check_current_rows("s3db")
         expect_error("IMPORT FOREIGN SCHEMA nosuchns FROM SERVER s3wh INTO s3db", contains="nosuchns")
     finally:
         s3.close()

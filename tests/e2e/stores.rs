@@ -188,13 +188,7 @@ fn aws_profiles_sign_the_requests() {
             cmd.env(k, v);
         }
         let out = cmd.output().expect("run icefloe");
-        let log = std::fs::read_to_string(proxy.log_file()).unwrap_or_default();
-        let keys: std::collections::BTreeSet<String> = log[before..]
-            .lines()
-            .filter(|l| l.starts_with("ok GET "))
-            .filter_map(|l| l.split(' ').nth(3).map(str::to_string))
-            .collect();
-        (out, keys)
+        (out, proxy.get_signers(before))
     };
     let rows = |out: &std::process::Output| -> Vec<Value> {
         assert!(

@@ -342,6 +342,18 @@ impl Server {
     pub fn log_file(&self) -> PathBuf {
         self._dir.path().join("requests.log")
     }
+
+    /// The credentials (an access key id, or `bearer:<token>`) that the GETs a
+    /// [`fault_proxy`] forwarded untouched were signed with, from byte `from` of its log on.
+    pub fn get_signers(&self, from: usize) -> std::collections::BTreeSet<String> {
+        let log = std::fs::read_to_string(self.log_file()).unwrap_or_default();
+        log.get(from..)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.starts_with("ok GET "))
+            .filter_map(|l| l.split(' ').nth(3).map(str::to_string))
+            .collect()
+    }
 }
 
 /// The test REST catalog (`tests/rest-catalog`, Iceberg Java's handlers) on a free port, with

@@ -122,7 +122,7 @@ impl TaskReader {
             io,
             &task.data_file,
             ctx.batch_size,
-            ctx.row_group_filter.is_some() || rows.is_some(),
+            ctx.row_group_filter.is_some() || rows.is_some() || only.is_some(),
         )
         .await?;
         let num_rows = file.num_rows();

@@ -22,6 +22,10 @@ tests/fixtures/changes/warehouse/db/<table>; expected results in tests/fixtures/
             table before expiry; `expire.json` records what Spark's expire_snapshots procedure
             (Iceberg Java ExpireSnapshots) removed from a copy at `now_ms`.
             A second run on the same state (restored) passes older_than/retain_last instead.
+  expire_files  format 3: INSERTs, a merge-on-read DELETE (a DV), a copy-on-write UPDATE, an
+            equality delete (Java API), another DV, rewrite_data_files removing dangling deletes,
+            the equality delete removed (Java API), an INSERT; `expire.json` as for retain, with two older_than runs that delete data
+            files, deletion vectors, the equality delete file, manifests and manifest lists.
   orphans   format 3 with planted files no metadata references, old and new; `orphans.json`
             records every file's mtime and what remove_orphan_files(dry_run => true) listed.
 
@@ -461,24 +465,33 @@ def retain(spark):
     run(spark, st, f"ALTER TABLE {t} SET TBLPROPERTIES ('history.expire.max-snapshot-age-ms'='{age}', "
         "'history.expire.min-snapshots-to-keep'='2')")
     root = os.path.join(WH, "db", "retain")
-    backup = "/tmp/icefloe-changes-before-retain"
-    shutil.rmtree(backup, ignore_errors=True)
-    shutil.copytree(root, backup)
-    keep = {}
     wait = now_est - int(time.time() * 1000)
     if wait > 0:
         time.sleep(wait / 1000)
     # Two expiry runs on the same table state (restored in between): by the table's
     # properties and refs, then with older_than (just after r2) and retain_last => 1.
-    for run_name in ("properties", "flags"):
+    record_expiry(spark, "retain", root, st, snaps, dict(r1=r1, r2=r2, r3=r3, r4=r4),
+                  {"properties": None, "flags": (ts[r2] + 1000, 1)})
+
+
+def record_expiry(spark, name, root, st, snaps, named, runs):
+    """Runs Spark's expire_snapshots (Iceberg Java ExpireSnapshots) on `name` once per entry of
+    `runs` (None: by the table's properties and refs; (older_than_ms, retain_last): with those
+    arguments), restoring the table in between, and writes `expected/<name>/expire.json` with
+    the metrics and the files each run removed. The committed table is the state before."""
+    backup = f"/tmp/icefloe-changes-before-{name}"
+    shutil.rmtree(backup, ignore_errors=True)
+    shutil.copytree(root, backup)
+    keep = {}
+    for run_name, flags in runs.items():
         before_meta = json.loads(open(latest_metadata(root)).read())
         before = listing(root)
         now_ms = int(time.time() * 1000)
         args = ""
-        if run_name == "flags":
-            older = ts[r2] + 1000
-            args = f", older_than => TIMESTAMP '{ts_literal(older)}', retain_last => 1"
-        res = spark.sql(f"CALL x.system.expire_snapshots(table => 'db.retain'{args})").collect()[0].asDict()
+        if flags is not None:
+            older, retain_last = flags
+            args = f", older_than => TIMESTAMP '{ts_literal(older)}', retain_last => {retain_last}"
+        res = spark.sql(f"CALL x.system.expire_snapshots(table => 'db.{name}'{args})").collect()[0].asDict()
         after_meta = json.loads(open(latest_metadata(root)).read())
         after = listing(root)
         removed = sorted(set(before) - set(after))
@@ -487,20 +500,78 @@ def retain(spark):
                               snapshots_after=sorted(s["snapshot-id"] for s in after_meta["snapshots"]),
                               refs_before=sorted(before_meta.get("refs", {})),
                               refs_after=sorted(after_meta.get("refs", {})))
-        if run_name == "flags":
+        if flags is not None:
             keep[run_name]["max_snapshot_age_ms"] = now_ms - older
-            keep[run_name]["min_snapshots"] = 1
+            keep[run_name]["min_snapshots"] = retain_last
         print(f"  expire {run_name}: {res}; removed {len(removed)} files", flush=True)
-        # The committed table is the state before expiry.
         shutil.rmtree(root)
         shutil.copytree(backup, root)
     shutil.rmtree(backup)
-    d = os.path.join(OUT, "expected", "retain")
+    d = os.path.join(OUT, "expected", name)
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
     with open(os.path.join(d, "expire.json"), "w") as f:
-        json.dump(dict(statements=st, snapshots=snaps, named=dict(r1=r1, r2=r2, r3=r3, r4=r4),
-                       recorded_location=root, runs=keep), f, indent=1)
+        json.dump(dict(statements=st, snapshots=snaps, named=named, recorded_location=root, runs=keep),
+                  f, indent=1)
+
+
+def expire_files(spark):
+    """Expiry that deletes files of every kind: data files a copy-on-write UPDATE and a
+    compaction replaced, the deletion vectors the compaction dropped, an equality delete file
+    removed by a later commit, manifests and manifest lists."""
+    st = []
+    t = "x.db.expire_files"
+    run(spark, st, f"CREATE TABLE {t} (id int, val string) USING iceberg TBLPROPERTIES "
+        "('format-version'='3', 'write.delete.mode'='merge-on-read', 'write.update.mode'='copy-on-write')")
+    run(spark, st, f"INSERT INTO {t} VALUES (1,'a'),(2,'b'),(3,'c')")
+    time.sleep(1)
+    run(spark, st, f"INSERT INTO {t} VALUES (4,'d'),(5,'e')")
+    time.sleep(1)
+    run(spark, st, f"DELETE FROM {t} WHERE id = 1")
+    time.sleep(1)
+    run(spark, st, f"UPDATE {t} SET val = 'e2' WHERE id = 5")
+    time.sleep(1)
+    table = jtable(spark, "expire_files")
+    jvm = spark._jvm
+    gw = spark.sparkContext._gateway
+    schema = table.schema()
+    ids = gw.new_array(gw.jvm.int, 1)
+    ids[0] = schema.findField("id").fieldId()
+    cols = jvm.java.util.ArrayList()
+    cols.add("id")
+    eq_schema = schema.select(cols)
+    factory = jvm.org.apache.iceberg.data.GenericAppenderFactory(schema, table.spec(), ids, eq_schema, None)
+    loc = table.locationProvider().newDataLocation("expire-eq-delete-2.parquet")
+    out = jvm.org.apache.iceberg.encryption.EncryptedFiles.plainAsEncryptedOutput(table.io().newOutputFile(loc))
+    w = factory.newEqDeleteWriter(out, jvm.org.apache.iceberg.FileFormat.PARQUET, None)
+    r = jvm.org.apache.iceberg.data.GenericRecord.create(eq_schema)
+    r.setField("id", 2)
+    w.write(r)
+    w.close()
+    eq_delete = w.toDeleteFile()
+    table.newRowDelta().addDeletes(eq_delete).commit()
+    st.append("Java API: RowDelta adding an equality delete on id = 2")
+    time.sleep(1)
+    run(spark, st, f"DELETE FROM {t} WHERE id = 4")
+    time.sleep(1)
+    run(spark, st, f"CALL x.system.rewrite_data_files(table => 'db.expire_files', "
+        "options => map('rewrite-all', 'true', 'remove-dangling-deletes', 'true'))")
+    # The compaction leaves the equality delete live (it applies to no data file any more).
+    table.refresh()
+    table.newRowDelta().removeDeletes(eq_delete).commit()
+    st.append("Java API: RowDelta removing the equality delete file")
+    compacted = head(spark, "expire_files")
+    time.sleep(1)
+    run(spark, st, f"INSERT INTO {t} VALUES (6,'f')")
+    time.sleep(2)
+    snaps = snapshots(spark, "expire_files")
+    ts = {s["snapshot_id"]: s["timestamp_ms"] for s in snaps}
+    # Run 1 keeps the compaction and later (the files it removed go); run 2 keeps only the
+    # current snapshot.
+    last = snaps[-1]["snapshot_id"]
+    record_expiry(spark, "expire_files", os.path.join(WH, "db", "expire_files"), st, snaps,
+                  dict(compacted=compacted, current=last),
+                  {"before_compaction": (ts[compacted] - 1, 1), "all_but_current": (ts[last] - 1, 1)})
 
 
 def ts_literal(ms):
@@ -549,7 +620,7 @@ def orphans(spark):
 def main():
     only = sys.argv[1:]
     spark = make_spark()
-    gens = [feed, cow, upgrade, upsert, retain, orphans]
+    gens = [feed, cow, upgrade, upsert, retain, expire_files, orphans]
     for g in gens:
         if only and g.__name__ not in only:
             continue

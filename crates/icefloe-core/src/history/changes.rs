@@ -570,12 +570,26 @@ impl ChangeFeed {
             }
         }
         jobs.extend(c_by_path.into_values().map(Job::Added));
+        // Files in both with other deletion vectors or position deletes: their deleted
+        // positions first (small), then the rows they name, in windows read in parallel.
+        let table = &self.table;
+        let jobs: Vec<Vec<Job>> = futures::stream::iter(jobs)
+            .map(|job| async move {
+                match job {
+                    Job::Both(p, c) if same_equality_deletes(&p, &c) => {
+                        position_jobs(table, p, c).await
+                    }
+                    other => Ok(vec![other]),
+                }
+            })
+            .buffered(self.concurrency)
+            .try_collect()
+            .await?;
         let pos_col = self.pos_col;
-        let results: Vec<Sides> = futures::stream::iter(jobs)
+        let results: Vec<Sides> = futures::stream::iter(jobs.into_iter().flatten())
             .map(|job| {
                 let scan = self.scan.clone();
-                let table = self.table.clone();
-                tokio::spawn(async move { job.run(&scan, &table, pos_col).await })
+                tokio::spawn(async move { job.run(&scan, pos_col).await })
             })
             .buffered(self.concurrency)
             .map(|joined| {
@@ -593,43 +607,82 @@ impl ChangeFeed {
     }
 }
 
+/// Positions per read job: a window this long of a data file's positions is read by one
+/// job, so the positions of one large file are read by several workers at once (each
+/// decodes only the pages of its window).
+const POSITION_WINDOW: u64 = 1 << 20;
+
 /// What to read of one data file for a commit.
 enum Job {
     /// In the parent only: its live rows there are the before side.
     Removed(FileScanTask),
     /// In the commit only: its live rows are the after side.
     Added(FileScanTask),
-    /// In both with other deletes (parent's task, commit's task).
+    /// In both with other deletes (parent's task, commit's task); read whole and compared
+    /// by position, which is right for any change of deletes and needed when equality
+    /// deletes changed.
     Both(FileScanTask, FileScanTask),
+    /// Rows at these positions of the parent's task were live there and are deleted in the
+    /// commit (before side).
+    Deleted(FileScanTask, RoaringTreemap),
+    /// Rows at these positions of the commit's task were deleted in the parent and are live
+    /// again in the commit (a rewrite of deletes; after side).
+    Revived(FileScanTask, RoaringTreemap),
+}
+
+/// The read jobs of a data file live on both sides with the same equality deletes: the
+/// positions its deletes newly mark (before) and no longer mark (after), in windows of
+/// [`POSITION_WINDOW`] positions.
+async fn position_jobs(table: &Table, p: FileScanTask, c: FileScanTask) -> crate::Result<Vec<Job>> {
+    let empty = RoaringTreemap::new();
+    let dp = deleted_positions(table, &p).await?;
+    let dc = deleted_positions(table, &c).await?;
+    let dp = dp.as_deref().unwrap_or(&empty);
+    let dc = dc.as_deref().unwrap_or(&empty);
+    let mut jobs: Vec<Job> = windows(&(dc - dp))
+        .into_iter()
+        .map(|w| Job::Deleted(p.clone(), w))
+        .collect();
+    jobs.extend(
+        windows(&(dp - dc))
+            .into_iter()
+            .map(|w| Job::Revived(c.clone(), w)),
+    );
+    Ok(jobs)
+}
+
+/// `positions` split into runs of at most [`POSITION_WINDOW`] consecutive positions (empty
+/// windows left out), in order.
+fn windows(positions: &RoaringTreemap) -> Vec<RoaringTreemap> {
+    let mut out: Vec<RoaringTreemap> = Vec::new();
+    let mut current = u64::MAX;
+    for pos in positions.iter() {
+        let w = pos / POSITION_WINDOW;
+        if w != current || out.is_empty() {
+            out.push(RoaringTreemap::new());
+            current = w;
+        }
+        if let Some(last) = out.last_mut() {
+            last.insert(pos);
+        }
+    }
+    out
 }
 
 impl Job {
-    async fn run(self, scan: &Scan, table: &Table, pos_col: usize) -> crate::Result<Sides> {
+    async fn run(self, scan: &Scan, pos_col: usize) -> crate::Result<Sides> {
         match self {
             Job::Removed(t) => Ok((scan.read_whole(t).await?, Vec::new())),
             Job::Added(t) => Ok((Vec::new(), scan.read_whole(t).await?)),
-            Job::Both(p, c) if same_equality_deletes(&p, &c) => {
-                let empty = RoaringTreemap::new();
-                let dp = deleted_positions(table, &p).await?;
-                let dc = deleted_positions(table, &c).await?;
-                let dp = dp.as_deref().unwrap_or(&empty);
-                let dc = dc.as_deref().unwrap_or(&empty);
-                // Newly deleted positions were live in the parent; positions no longer
-                // deleted (a rewrite of deletes) are live in the commit.
-                let newly = dc - dp;
-                let revived = dp - dc;
-                let mut before = Vec::new();
-                let mut after = Vec::new();
-                if !newly.is_empty() {
-                    before = scan.read_positions(p, &newly).await?;
-                }
-                if !revived.is_empty() {
-                    after = scan.read_positions(c, &revived).await?;
-                }
-                Ok((before, after))
+            Job::Deleted(t, positions) => {
+                Ok((scan.read_positions(t, &positions).await?, Vec::new()))
+            }
+            Job::Revived(t, positions) => {
+                Ok((Vec::new(), scan.read_positions(t, &positions).await?))
             }
             Job::Both(p, c) => {
-                // Equality deletes changed: which rows they hit is only known by reading.
+                // Equality deletes changed (`sides` turned the others into position jobs):
+                // which rows they hit is only known by reading both whole.
                 let before = scan.read_whole(p).await?;
                 let after = scan.read_whole(c).await?;
                 let live = |bs: &[RecordBatch]| -> HashSet<i64> {
@@ -716,5 +769,24 @@ mod tests {
         ids.sort();
         let back: Vec<i64> = keys.iter().map(|k| row_id_of(k)).collect();
         assert_eq!(back, ids);
+    }
+
+    #[test]
+    fn position_windows_partition_the_positions_in_order() {
+        let w = POSITION_WINDOW;
+        let all: RoaringTreemap = [0, 5, w - 1, w, w + 3, 5 * w + 7, 1 << 40]
+            .into_iter()
+            .collect();
+        let got: Vec<Vec<u64>> = windows(&all).iter().map(|b| b.iter().collect()).collect();
+        assert_eq!(
+            got,
+            vec![
+                vec![0, 5, w - 1],
+                vec![w, w + 3],
+                vec![5 * w + 7],
+                vec![1 << 40]
+            ]
+        );
+        assert!(windows(&RoaringTreemap::new()).is_empty());
     }
 }

@@ -7,6 +7,7 @@ pub mod filter;
 pub mod lineage;
 pub mod metadata_columns;
 pub mod page_index;
+pub mod parquet_view;
 pub mod partition_dirs;
 pub mod plan;
 pub mod positions;

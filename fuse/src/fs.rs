@@ -21,8 +21,10 @@ use tokio::runtime::Handle;
 use crate::catalog::Catalog;
 use crate::changes;
 use crate::error::{FuseError, Result};
+use crate::fresh::FreshStore;
 use crate::locks::lock;
 use crate::meta;
+use crate::parquet::{PqView, PqViews};
 use crate::spill::{SpillFile, SpillStore};
 use crate::tree::{self, Format, Inodes, Kind, Node, Scope, ViewKey};
 use crate::view::{CsvView, CsvViews, CursorSlot};
@@ -54,8 +56,10 @@ enum OpenFile {
         view: Arc<CsvView>,
         cursor: CursorSlot,
     },
-    /// A Parquet view in a spill file.
+    /// A rendered file in the spill directory.
     Spill(Arc<SpillFile>),
+    /// A Parquet view.
+    Parquet(Arc<PqView>),
     /// A small file rendered whole at open.
     Bytes(Bytes),
 }
@@ -65,6 +69,8 @@ struct Inner {
     inodes: Inodes,
     csv: CsvViews,
     spill: SpillStore,
+    parquet: PqViews,
+    fresh: Arc<FreshStore>,
     handles: Mutex<HashMap<u64, Arc<OpenHandle>>>,
     next_fh: AtomicU64,
     uid: u32,
@@ -87,12 +93,18 @@ impl IcefloeFs {
         };
         let spill = SpillStore::new(spill_parent)?;
         tracing::debug!("spill directory {}", spill.path().display());
+        let fresh = Arc::new(FreshStore::new(
+            spill_parent,
+            crate::DEFAULT_MAX_CACHE_BYTES,
+        )?);
         Ok(IcefloeFs {
             inner: Arc::new(Inner {
                 catalog,
                 inodes: Inodes::new(root),
                 csv: CsvViews::new(cache_bytes),
                 spill,
+                parquet: PqViews::new(fresh.clone(), rt.clone()),
+                fresh,
                 handles: Mutex::new(HashMap::new()),
                 next_fh: AtomicU64::new(1),
                 uid: nix::unistd::getuid().as_raw(),
@@ -100,6 +112,25 @@ impl IcefloeFs {
             }),
             rt,
         })
+    }
+
+    /// Renders and encodes Parquet views on `render` (a pool of its own), keeping their fresh
+    /// parts under the spill directory, at most `max_cache_bytes` of them.
+    pub fn with_parquet(mut self, render: Handle, max_cache_bytes: u64) -> Result<IcefloeFs> {
+        let inner = Arc::get_mut(&mut self.inner).expect("not shared yet");
+        let fresh = Arc::new(FreshStore::new(
+            inner.spill.path().parent(),
+            max_cache_bytes,
+        )?);
+        inner.fresh.clear();
+        inner.parquet = PqViews::new(fresh.clone(), render);
+        inner.fresh = fresh;
+        Ok(self)
+    }
+
+    /// The store of the Parquet views' fresh parts.
+    pub fn fresh_store(&self) -> Arc<FreshStore> {
+        self.inner.fresh.clone()
     }
 
     /// Runs `f` on the runtime; its result (or errno) is handed to `reply`.
@@ -185,9 +216,10 @@ impl Inner {
         self.csv.get(key, &plan, &name).await
     }
 
-    async fn spill_file(&self, key: &ViewKey) -> Result<Arc<SpillFile>> {
+    async fn parquet_view(&self, key: &ViewKey) -> Result<Arc<PqView>> {
         let plan = self.plan(key).await?;
-        self.spill.get(key, &plan).await
+        let name = self.display(&Node::View(key.clone()));
+        self.parquet.get(key, &plan, &name).await
     }
 
     /// A file of `changes/<from>..<to>/`, rendered on first use.
@@ -277,7 +309,7 @@ impl Inner {
         let size = match node {
             Node::View(k) => match k.format {
                 Format::Csv => self.csv_view(k).await.map(|v| v.size()),
-                Format::Parquet => self.spill_file(k).await.map(|f| f.len()),
+                Format::Parquet => self.parquet_view(k).await.map(|v| v.size()),
             }
             .map_err(|e| self.fail(node, e))?,
             Node::SnapshotsCsv(_) | Node::SnapshotJson(..) => {
@@ -327,7 +359,7 @@ impl Inner {
                         view,
                         cursor: CursorSlot::default(),
                     }),
-                    Format::Parquet => self.spill_file(k).await.map(OpenFile::Spill),
+                    Format::Parquet => self.parquet_view(k).await.map(OpenFile::Parquet),
                 }
                 .map_err(|e| self.fail(node, e))?;
                 Ok((file, FopenFlags::FOPEN_KEEP_CACHE))
@@ -368,6 +400,7 @@ fn slice(b: &[u8], offset: u64, size: u32) -> &[u8] {
 impl Filesystem for IcefloeFs {
     fn destroy(&mut self) {
         self.inner.spill.clear();
+        self.inner.fresh.clear();
     }
 
     fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
@@ -454,6 +487,20 @@ impl Filesystem for IcefloeFs {
                 Ok(buf) => reply.data(&buf),
                 Err(e) => reply.error(self.inner.fail(&handle.node, e)),
             },
+            OpenFile::Parquet(view) => {
+                let (view, handle) = (view.clone(), handle.clone());
+                self.spawn(
+                    move |inner| async move {
+                        view.read(offset, size)
+                            .await
+                            .map_err(|e| inner.fail(&handle.node, e))
+                    },
+                    move |r| match r {
+                        Ok(buf) => reply.data(&buf),
+                        Err(e) => reply.error(e),
+                    },
+                );
+            }
             OpenFile::Csv { view, cursor } => {
                 let (view, cursor, handle) = (view.clone(), cursor.clone(), handle.clone());
                 self.spawn(

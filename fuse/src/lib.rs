@@ -21,10 +21,12 @@ pub mod catalog;
 pub mod changes;
 pub mod csv;
 pub mod error;
+pub mod fresh;
 pub mod fs;
 mod locks;
 pub mod meta;
 pub mod mounts;
+pub mod parquet;
 pub mod plan;
 pub mod refresh;
 pub mod sizing;
@@ -44,6 +46,10 @@ pub use fs::IcefloeFs;
 
 /// Default size of the rendered-chunk cache: 256 MiB.
 pub const DEFAULT_CACHE_BYTES: u64 = 256 << 20;
+/// Default bound of the on-disk cache of the Parquet views' fresh parts: 4 GiB.
+pub const DEFAULT_MAX_CACHE_BYTES: u64 = 4 << 30;
+/// Threads that render and encode views, apart from those answering requests.
+pub const RENDER_THREADS: usize = 2;
 /// Default interval between metadata polls.
 pub const DEFAULT_REFRESH: Duration = Duration::from_secs(5);
 
@@ -64,6 +70,8 @@ pub struct MountOptions {
     pub allow_other: bool,
     /// Where Parquet views are spilled (default: the system temporary directory).
     pub spill_dir: Option<PathBuf>,
+    /// The most bytes the fresh parts of Parquet views take on disk under `spill_dir`.
+    pub max_cache_bytes: u64,
     /// How each table is opened: how to reach its storage (options, ambient credentials, from
     /// the caller), the metadata file choice and path rewrites, as the core defines them.
     pub open: icefloe_core::OpenOptions,
@@ -79,6 +87,7 @@ impl MountOptions {
             refresh: DEFAULT_REFRESH,
             allow_other: false,
             spill_dir: None,
+            max_cache_bytes: DEFAULT_MAX_CACHE_BYTES,
             open: StorageConfig::none().into(),
         }
     }
@@ -125,6 +134,13 @@ fn mount_from(
         .enable_all()
         .build()
         .map_err(|e| FuseError::io("cannot start the tokio runtime", e))?;
+    // Rendering and encoding run here, so that requests never wait behind them.
+    let render = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(RENDER_THREADS)
+        .thread_name("icefloe-render")
+        .enable_all()
+        .build()
+        .map_err(|e| FuseError::io("cannot start the tokio runtime", e))?;
     icefloe_core::cache::Caches::init_global((opts.cache_bytes / 4).max(16 << 20));
     let catalog = Arc::new(rt.block_on(async {
         match connect {
@@ -137,7 +153,8 @@ fn mount_from(
         rt.handle().clone(),
         opts.cache_bytes - opts.cache_bytes / 4,
         opts.spill_dir.as_deref(),
-    )?;
+    )?
+    .with_parquet(render.handle().clone(), opts.max_cache_bytes)?;
     let mut config = Config::default();
     config.mount_options = vec![
         MountOption::RO,
@@ -175,5 +192,6 @@ fn mount_from(
         .run()
         .map_err(|e| FuseError::io(format!("serving {}", opts.mountpoint.display()), e));
     rt.shutdown_timeout(Duration::from_secs(2));
+    render.shutdown_timeout(Duration::from_secs(2));
     result
 }

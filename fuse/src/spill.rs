@@ -1,27 +1,17 @@
-//! Parquet views, rendered once to spill files on local disk.
-//!
-//! A Parquet file cannot be produced from an arbitrary offset (its footer depends on every row
-//! group before it), so `data.parquet` and `files/<f>.parquet` are written in full, streaming,
-//! to a file in the mount's spill directory the first time their size or bytes are asked for;
-//! reads are then served from that file. Memory stays bounded (the writer holds one row group);
-//! the spill directory is deleted when the file system is dropped at unmount.
+//! Files rendered once to spill files on local disk (the change files, whose size is only
+//! known once written); the spill directory is deleted when the file system is dropped at
+//! unmount.
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::BufWriter;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use futures::StreamExt;
-use icefloe_core::encode::parquet::ParquetWriter;
 use tokio::sync::OnceCell;
 
 use crate::error::{FuseError, Result};
 use crate::locks::lock;
-use crate::plan::SnapshotPlan;
-use crate::sizing::Sizing;
-use crate::tree::{Scope, ViewKey};
 
 /// A rendered Parquet view.
 pub struct SpillFile {
@@ -96,22 +86,6 @@ impl SpillStore {
         }
     }
 
-    /// The Parquet view `key` of `plan`, rendered on first use (concurrent callers wait for the
-    /// same rendering; a failed one is retried by the next caller).
-    pub async fn get(&self, key: &ViewKey, plan: &Arc<SnapshotPlan>) -> Result<Arc<SpillFile>> {
-        let scope = match key.scope {
-            Scope::All => "all".to_string(),
-            Scope::File(t) => format!("file{t}"),
-            Scope::Partition(p) => format!("part{p}"),
-        };
-        let name = format!("t{}-s{}-{scope}.parquet", key.table, key.snapshot);
-        self.get_or_render(
-            name,
-            |path| async move { write_parquet(&path, key, plan).await },
-        )
-        .await
-    }
-
     /// The spill file `name`, written by `render` (given its path, returning it open for
     /// reading) on first use; concurrent callers wait for the same rendering, and a failed one
     /// is deleted and retried by the next caller.
@@ -138,47 +112,4 @@ impl SpillStore {
             .await?;
         Ok(file.clone())
     }
-}
-
-/// Streams the view's rows into a Parquet file at `path`; returns it open for reading.
-async fn write_parquet(path: &Path, key: &ViewKey, plan: &Arc<SnapshotPlan>) -> Result<File> {
-    let io = |e| FuseError::io(format!("cannot write spill file {}", path.display()), e);
-    let file = File::options()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .map_err(io)?;
-    let mut w = ParquetWriter::new(BufWriter::with_capacity(1 << 20, file), &plan.scan.schema())?;
-    let subset: Vec<_>;
-    let (mut stream, tasks) = match key.scope {
-        Scope::All => (plan.scan.read_tasks(plan.tasks.clone()), &plan.tasks[..]),
-        Scope::File(t) => (
-            plan.scan.read_task(plan.tasks[t].clone()),
-            &plan.tasks[t..t + 1],
-        ),
-        Scope::Partition(p) => {
-            subset = plan.partitions[p]
-                .tasks
-                .iter()
-                .map(|i| plan.tasks[*i].clone())
-                .collect();
-            (plan.scan.read_tasks(subset.clone()), &subset[..])
-        }
-    };
-    // The size of a Parquet view is known only once it is written: log the progress of a
-    // long first render as the CSV views' counting pass does.
-    let total_rows = tasks.iter().map(|t| t.max_live_rows()).sum();
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    // One stream over every file: files done are not seen, so only rows are counted.
-    let sizing = Sizing::start(&name, total_rows, 0);
-    while let Some(batch) = stream.next().await {
-        let batch = batch?;
-        sizing.add_rows(batch.num_rows());
-        w.write_batch(&batch)?;
-    }
-    let file = w.finish()?.into_inner().map_err(|e| io(e.into_error()))?;
-    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-    sizing.finish(len);
-    Ok(file)
 }

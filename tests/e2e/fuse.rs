@@ -707,7 +707,8 @@ fn sigterm_unmounts_cleanly_and_removes_spill_files() {
             })
             .unwrap_or(0)
     };
-    assert_eq!(spilled(), 1, "one spill file while mounted");
+    // The Parquet view's fresh parts: a lineage part or a re-encoded part per row group.
+    assert!(spilled() >= 1, "spill files while mounted");
     run(Command::new("kill").args(["-TERM", &m.child.id().to_string()]));
     let start = Instant::now();
     let status = loop {

@@ -30,9 +30,15 @@ pub struct MountArgs {
     /// Let other users read the mount (non-root users need user_allow_other in /etc/fuse.conf).
     #[arg(long)]
     pub allow_other: bool,
-    /// Directory for the Parquet views' spill files (default: the temporary directory).
+    /// Directory for the spill files: the Parquet views' re-encoded row groups and lineage
+    /// chunks, the change files (default: the temporary directory). Deleted at unmount.
     #[arg(long, value_name = "DIR")]
     pub spill_dir: Option<PathBuf>,
+    /// The most disk the Parquet views' re-encoded parts take under --spill-dir (least
+    /// recently used parts are deleted beyond it, or when the disk is 95% full, and encoded
+    /// again when read), e.g. 4GiB.
+    #[arg(long, value_name = "SIZE", default_value = "4GiB", value_parser = parse_size)]
+    pub max_cache_size: u64,
     /// Return once mounted, serving from a background process (stop it with fusermount3 -u).
     #[arg(long)]
     pub daemon: bool,
@@ -86,6 +92,7 @@ pub fn mount(args: MountArgs, catalog: Option<&str>) -> Result<()> {
         refresh: Duration::from_secs_f64(args.refresh),
         allow_other: args.allow_other,
         spill_dir: args.spill_dir.clone(),
+        max_cache_bytes: args.max_cache_size,
         open: args.open.options(storage),
     };
     let on_mounted = || {

@@ -200,20 +200,27 @@ impl ParquetView {
     /// writes except for nullability ([`view_schema`]). Reads every Parquet data file's footer.
     pub async fn open(scan: &Scan, tasks: &[FileScanTask]) -> crate::Result<ParquetView> {
         let table = scan.table();
-        let footers: Vec<Option<Arc<ParquetMetaData>>> =
-            futures::stream::iter(tasks.iter().map(|task| async move {
-                if task.data_file.file_format != FileFormat::Parquet {
-                    return Ok(None);
+        let opens: Vec<_> = tasks
+            .iter()
+            .map(|task| {
+                let io = table.io().clone();
+                let file = task.data_file.clone();
+                async move {
+                    if file.file_format != FileFormat::Parquet {
+                        return Ok(None);
+                    }
+                    let opened = crate::io::parquet::open_parquet_with(
+                        &io,
+                        &file.file_path,
+                        file.file_size_in_bytes,
+                        false,
+                    )
+                    .await?;
+                    Ok::<_, crate::Error>(Some(opened.metadata.metadata().clone()))
                 }
-                let opened = crate::io::parquet::open_parquet_with(
-                    table.io(),
-                    &task.data_file.file_path,
-                    task.data_file.file_size_in_bytes,
-                    false,
-                )
-                .await?;
-                Ok::<_, crate::Error>(Some(opened.metadata.metadata().clone()))
-            }))
+            })
+            .collect();
+        let footers: Vec<Option<Arc<ParquetMetaData>>> = futures::stream::iter(opens)
             .buffered(16)
             .collect::<Vec<_>>()
             .await

@@ -296,7 +296,7 @@ impl ParquetView {
         }
         if start != rows {
             return Err(crate::Error::data_file(
-                &table.io().shown(&task.data_file.file_path),
+                table.io().shown(&task.data_file.file_path),
                 format!("has {start} rows but its manifest entry records {rows}"),
             ));
         }
@@ -347,7 +347,7 @@ impl ParquetView {
             let batch = RecordBatch::try_new(self.arrow.clone(), batch.columns().to_vec())
                 .map_err(|e| {
                     crate::Error::data_file(
-                        &self.scan.table().io().shown(&task.data_file.file_path),
+                        self.scan.table().io().shown(&task.data_file.file_path),
                         format!("a required column holds nulls: {e}"),
                     )
                 })?;

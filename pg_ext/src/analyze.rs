@@ -1,6 +1,9 @@
 //! `ANALYZE` of a foreign table: a uniform sample of the live rows of the snapshot the table
-//! reads (reservoir sampling over one streaming pass), from which Postgres computes null
-//! fractions, distinct counts, most common values and histograms for join planning.
+//! reads, from which Postgres computes null fractions, distinct counts, most common values and
+//! histograms for join planning. The core draws random positions across every data file in
+//! proportion to its `record_count` and reads only those (not a full pass); the row count is
+//! exact from metadata where only deletion vectors apply, else estimated from the share of
+//! drawn positions that were live.
 
 use pgrx::pg_sys;
 use pgrx::{pg_guard, PgMemoryContexts};
@@ -23,16 +26,48 @@ pub unsafe extern "C-unwind" fn analyze_foreign_table(
 #[pg_guard]
 unsafe extern "C-unwind" fn acquire_sample_rows(
     relation: pg_sys::Relation,
-    _elevel: std::os::raw::c_int,
+    elevel: std::os::raw::c_int,
     rows: *mut pg_sys::HeapTuple,
     targrows: std::os::raw::c_int,
     totalrows: *mut f64,
     totaldeadrows: *mut f64,
 ) -> std::os::raw::c_int {
-    let (sampled, seen) = sample(relation, rows, targrows.max(0) as usize).or_report();
-    *totalrows = seen as f64;
+    let s = sample(relation, rows, targrows.max(0) as usize).or_report();
+    // As heap tables say "N rows in sample" under ANALYZE VERBOSE.
+    let line =
+        format!(
+        "icefloe: drew {} of {} positions in {} data files, read {} live rows, kept {}; {} rows {}",
+        s.drawn,
+        s.records,
+        s.files,
+        s.seen,
+        s.kept,
+        s.total,
+        if s.exact { "(exact, from metadata)" } else { "(estimated)" }
+    );
+    if elevel >= pg_sys::INFO as std::os::raw::c_int {
+        pgrx::info!("{line}");
+    } else {
+        pgrx::debug2!("{line}");
+    }
+    *totalrows = s.total;
     *totaldeadrows = 0.0;
-    sampled as std::os::raw::c_int
+    s.kept as std::os::raw::c_int
+}
+
+/// What a sample drew and kept.
+struct Sampled {
+    /// Sample rows stored in the caller's array.
+    kept: usize,
+    /// Live rows read at the drawn positions.
+    seen: u64,
+    /// Positions drawn, and the data files' record count they were drawn from.
+    drawn: u64,
+    records: i64,
+    files: usize,
+    /// The table's live rows: exact from metadata where only deletion vectors apply.
+    total: f64,
+    exact: bool,
 }
 
 /// A small PRNG for the reservoir (xorshift64*): the sample need not be cryptographic.
@@ -49,22 +84,34 @@ impl Rng {
     }
 }
 
-/// Streams every live row and keeps a uniform sample of `target` in `rows` (Algorithm R).
-/// Returns (rows kept, rows seen).
+/// Draws `OVERSAMPLE_PERCENT`% of `target` random positions (deletes drop some) and keeps a
+/// uniform sample of `target` of the live rows read (Algorithm R).
 unsafe fn sample(
     relation: pg_sys::Relation,
     rows: *mut pg_sys::HeapTuple,
     target: usize,
-) -> Result<(usize, u64), FdwError> {
+) -> Result<Sampled, FdwError> {
     let tupdesc = (*relation).rd_att;
-    let mut state = ScanState::whole_table((*relation).rd_id, tupdesc, pg_sys::GetUserId())?;
+    let seed = (pg_sys::GetCurrentTimestamp() as u64) | 1;
+    let draw = (target as u64).saturating_mul(OVERSAMPLE_PERCENT) / 100;
+    let mut state = ScanState::whole_table(
+        (*relation).rd_id,
+        tupdesc,
+        pg_sys::GetUserId(),
+        Some((draw, seed)),
+    )?;
+    let tasks = state.tasks();
+    let records: i64 = tasks.iter().map(|t| t.data_file.record_count.max(0)).sum();
+    let exact = crate::count::from_metadata(tasks);
+    let drawn = icefloe_core::scan::sample::positions_drawn(tasks, draw);
+    let files = tasks.len();
     let natts = (*tupdesc).natts as usize;
     let mut values = vec![pg_sys::Datum::from(0usize); natts];
     let mut nulls = vec![true; natts];
     // Each row's Datums live in a context reset after the row; kept tuples are copied into
     // the caller's (ANALYZE's) context by heap_form_tuple.
     let mut per_row = PgMemoryContexts::new("icefloe analyze row");
-    let mut rng = Rng((pg_sys::GetCurrentTimestamp() as u64) | 1);
+    let mut rng = Rng(seed);
     let mut kept = 0usize;
     let mut seen = 0u64;
     loop {
@@ -93,5 +140,21 @@ unsafe fn sample(
             pgrx::check_for_interrupts!();
         }
     }
-    Ok((kept, seen))
+    let total = match exact {
+        Some(n) => n as f64,
+        None if drawn == 0 => 0.0,
+        None => records as f64 * seen as f64 / drawn as f64,
+    };
+    Ok(Sampled {
+        kept,
+        seen,
+        drawn,
+        records,
+        files,
+        total,
+        exact: exact.is_some(),
+    })
 }
+
+/// Positions drawn per sample row wanted, in percent: a margin for deleted positions.
+const OVERSAMPLE_PERCENT: u64 = 125;

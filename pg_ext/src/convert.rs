@@ -250,6 +250,8 @@ pub enum ColumnReader {
     Numeric(arrow::array::Decimal128Array, i8, pgutil::InputFn, Vec<u8>),
     /// A string column and its name (for errors).
     Text(arrow::array::StringArray, String),
+    /// A string column laid out as text varlenas (UTF-8 databases), and its nulls.
+    TextLaidOut(crate::varlena::TextVarlenas, arrow::array::StringArray),
     Binary(arrow::array::BinaryArray),
     Fixed(arrow::array::FixedSizeBinaryArray),
     Uuid(arrow::array::FixedSizeBinaryArray),
@@ -311,7 +313,13 @@ impl ColumnReader {
                 Vec::new(),
             ),
             (Kind::Text, DataType::Utf8) => {
-                ColumnReader::Text(a.as_string::<i32>().clone(), field.name().clone())
+                let strings = a.as_string::<i32>().clone();
+                if crate::varlena::TextVarlenas::usable(pgutil::database_is_utf8()) {
+                    let laid = crate::varlena::TextVarlenas::new(&strings, field.name())?;
+                    ColumnReader::TextLaidOut(laid, strings)
+                } else {
+                    ColumnReader::Text(strings, field.name().clone())
+                }
             }
             (Kind::Bytea, DataType::Binary) => ColumnReader::Binary(a.as_binary::<i32>().clone()),
             (Kind::Bytea, DataType::FixedSizeBinary(_)) => {
@@ -361,7 +369,7 @@ impl ColumnReader {
             ColumnReader::Float4(a) | ColumnReader::Float4AsFloat8(a) => a.is_null(row),
             ColumnReader::Float8(a) => a.is_null(row),
             ColumnReader::Numeric(a, ..) => a.is_null(row),
-            ColumnReader::Text(a, _) => a.is_null(row),
+            ColumnReader::Text(a, _) | ColumnReader::TextLaidOut(_, a) => a.is_null(row),
             ColumnReader::Binary(a) => a.is_null(row),
             ColumnReader::Fixed(a) | ColumnReader::Uuid(a) => a.is_null(row),
             ColumnReader::Date(a) => a.is_null(row),
@@ -402,6 +410,7 @@ impl ColumnReader {
                 }
                 pgutil::text_datum(v.as_bytes())
             }
+            ColumnReader::TextLaidOut(t, _) => t.datum(row),
             ColumnReader::Binary(a) => pgutil::bytea_datum(a.value(row)),
             ColumnReader::Fixed(a) => pgutil::bytea_datum(a.value(row)),
             ColumnReader::Uuid(a) => pgutil::uuid_datum(a.value(row)),

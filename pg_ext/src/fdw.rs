@@ -544,7 +544,8 @@ impl ScanState {
     }
 
     /// A scan of every column of foreign table `relid` as `user`, without conditions (for
-    /// ANALYZE), streaming.
+    /// ANALYZE), streaming every live row, or with `sample` = (target, seed) about `target`
+    /// random live rows across the data files ([`icefloe_core::Scan::read_sample`]).
     ///
     /// # Safety
     /// `rd_att` must be the relation's tuple descriptor.
@@ -552,6 +553,7 @@ impl ScanState {
         relid: pg_sys::Oid,
         rd_att: pg_sys::TupleDesc,
         user: pg_sys::Oid,
+        sample: Option<(u64, u64)>,
     ) -> Result<ScanState, FdwError> {
         let p = prepare(relid, rd_att, None, user, None)?;
         let tasks = runtime::block_on_interruptible(p.scan.clone().plan_files())??;
@@ -577,8 +579,23 @@ impl ScanState {
             claims: None,
             units: Vec::new(),
         };
-        state.start_stream();
+        match sample {
+            None => state.start_stream(),
+            Some((target, seed)) => {
+                state.stream = state
+                    .scan
+                    .as_ref()
+                    .map(|s| s.read_sample(state.tasks.clone(), target, seed));
+                state.started = true;
+                state.done = state.stream.is_none();
+            }
+        }
         Ok(state)
+    }
+
+    /// The data files the scan plans (after pruning).
+    pub(crate) fn tasks(&self) -> &[icefloe_core::FileScanTask] {
+        &self.tasks
     }
 
     /// Starts reading: every unit, or in a parallel scan the units this process claims.

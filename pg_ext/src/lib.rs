@@ -34,6 +34,7 @@ pub mod rest;
 pub mod runtime;
 pub mod settings;
 pub mod snapshots;
+pub mod varlena;
 
 use error::OrReport;
 

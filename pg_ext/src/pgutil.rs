@@ -74,6 +74,12 @@ impl InputFn {
     }
 }
 
+/// Whether the database encoding is UTF-8 (Iceberg strings need no conversion).
+pub fn database_is_utf8() -> bool {
+    // SAFETY: reads a backend global.
+    unsafe { pg_sys::GetDatabaseEncoding() == pg_sys::pg_enc::PG_UTF8 as i32 }
+}
+
 /// A `text` Datum holding UTF-8 `bytes`, converted to the database encoding if that differs.
 pub fn text_datum(bytes: &[u8]) -> Datum {
     // SAFETY: cstring_to_text_with_len copies `len` bytes; pg_any_to_server returns either the

@@ -14,6 +14,7 @@ pub mod positions;
 pub mod preload;
 pub mod prune;
 pub mod read;
+pub mod sample;
 pub mod split;
 
 use std::collections::HashMap;

@@ -2,7 +2,8 @@
 # The change feed between the last two snapshots of TABLE (on the bench table: its
 # merge-on-read UPDATE of 1% of the rows) against a full read of the table: wall time of
 # `icefloe changes --from PARENT --to CURRENT --format csv` and of `icefloe cat --format csv`,
-# both to /dev/null, best of RUNS; prints both and their ratio (issue 14's target: under 10%).
+# both to /dev/null, best of RUNS; prints both and their ratio (issue 14's target: under 10%),
+# and the same change feed with only NARROW_COLUMNS (default id) read.
 #
 #   benches/change_feed.sh [TABLE] [RUNS]      # TABLE default ~/.cache/icefloe/bench/db/bench
 set -euo pipefail
@@ -25,12 +26,15 @@ best() {
   echo "$best"
 }
 changes=$(best "$ICEFLOE" changes "$TABLE" --from "$FROM" --to "$TO" --format csv)
+narrow=$(best "$ICEFLOE" changes "$TABLE" --from "$FROM" --to "$TO" --format csv --columns "${NARROW_COLUMNS:-id}")
 full=$(best "$ICEFLOE" cat "$TABLE" --format csv)
 rows=$("$ICEFLOE" changes "$TABLE" --from "$FROM" --to "$TO" --format csv | tail -n +2 | wc -l)
-python3 - "$changes" "$full" "$rows" "$FROM" "$TO" <<'PY'
+python3 - "$changes" "$full" "$rows" "$FROM" "$TO" "$narrow" "${NARROW_COLUMNS:-id}" <<'PY'
 import sys
 c, f, rows, a, b = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+n, ncols = float(sys.argv[6]), sys.argv[7]
 print(f"changes {a}..{b}: {c:.2f} s ({rows} change rows)")
+print(f"  with --columns {ncols}: {n:.2f} s")
 print(f"full cat:         {f:.2f} s")
-print(f"ratio:            {100 * c / f:.1f}% of a full cat")
+print(f"ratio:            {100 * c / f:.1f}% of a full cat ({100 * n / f:.1f}% with --columns {ncols})")
 PY

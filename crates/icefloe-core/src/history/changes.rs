@@ -151,14 +151,33 @@ impl ChangeFeedBuilder {
                 names.join(", ")
             ))
         };
+        for c in self.columns.iter().flatten() {
+            if !names.contains(c) {
+                return Err(unknown(c, "--columns"));
+            }
+        }
+        // Matched by `_row_id`, an update is told by `_last_updated_sequence_number`, so only
+        // the columns asked for are read; matched by key, every column is compared.
+        let read_names: Vec<String> = match (&self.columns, &self.key) {
+            (Some(cols), None) => {
+                let mut v: Vec<String> = Vec::new();
+                for c in cols {
+                    if !v.contains(c) {
+                        v.push(c.clone());
+                    }
+                }
+                v
+            }
+            _ => names.clone(),
+        };
         let index_of = |n: &String, what: &str| {
-            names
+            read_names
                 .iter()
                 .position(|x| x == n)
                 .map(|i| i + 2)
                 .ok_or_else(|| unknown(n, what))
         };
-        let mut read = names.clone();
+        let mut read = read_names.clone();
         read.push("_pos".into());
         let mut builder = Scan::builder()
             .snapshot(SnapshotSelector::Id(to))
@@ -176,7 +195,7 @@ impl ChangeFeedBuilder {
                     out_cols.push(index_of(c, "--columns")?);
                 }
             }
-            None => out_cols.extend(2..2 + names.len()),
+            None => out_cols.extend(2..2 + read_names.len()),
         }
         let key = match &self.key {
             Some(k) if k.is_empty() => {
@@ -199,7 +218,7 @@ impl ChangeFeedBuilder {
             )
             .map_err(|e| crate::Error::Unsupported(format!("comparing rows of these types: {e}")))
         };
-        let data_cols: Vec<usize> = (2..2 + names.len()).collect();
+        let data_cols: Vec<usize> = (2..2 + read_names.len()).collect();
         let matcher = match key {
             Some(k) => Matcher::Key {
                 keys: converter(&k)?,
@@ -233,7 +252,7 @@ impl ChangeFeedBuilder {
             table: table.clone(),
             from,
             commits,
-            pos_col: 2 + names.len(),
+            pos_col: 2 + read_names.len(),
             scan,
             out_cols,
             schema: Arc::new(ArrowSchema::new(fields)),

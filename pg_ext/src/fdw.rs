@@ -501,6 +501,8 @@ pub(crate) struct ScanState {
     rows_read: u64,
     stream: Option<BoxStream<'static, icefloe_core::Result<RecordBatch>>>,
     readers: Vec<ColumnReader>,
+    /// Per reader, its batch converted at once where it can be ([`ColumnReader::fill`]).
+    filled: Vec<Option<crate::convert::Filled>>,
     batch_rows: usize,
     row: usize,
     done: bool,
@@ -534,8 +536,16 @@ impl ScanState {
             values[*i] = *d;
             nulls[*i] = false;
         }
-        for (plan, reader) in self.plans.iter().zip(self.readers.iter_mut()) {
-            if let Some(d) = reader.datum(row)? {
+        for ((plan, reader), filled) in self
+            .plans
+            .iter()
+            .zip(self.readers.iter_mut())
+            .zip(self.filled.iter())
+        {
+            if let Some(f) = filled {
+                values[plan.att_index] = f.datums[row];
+                nulls[plan.att_index] = f.nulls[row];
+            } else if let Some(d) = reader.datum(row)? {
                 values[plan.att_index] = d;
                 nulls[plan.att_index] = false;
             }
@@ -571,6 +581,7 @@ impl ScanState {
             natts: (*rd_att).natts as usize,
             stream: None,
             readers: Vec::new(),
+            filled: Vec::new(),
             batch_rows: 0,
             row: 0,
             rows_read: 0,
@@ -664,6 +675,17 @@ impl ScanState {
                             )
                         })
                         .collect::<Result<_, _>>()?;
+                    // Reuse the buffers of the last batch.
+                    let mut spare: Vec<crate::convert::Filled> =
+                        self.filled.drain(..).flatten().collect();
+                    self.filled = self
+                        .readers
+                        .iter()
+                        .map(|r| {
+                            let mut f = spare.pop().unwrap_or_default();
+                            r.fill(&mut f).then_some(f)
+                        })
+                        .collect();
                     self.batch_rows = batch.num_rows();
                     self.rows_read += batch.num_rows() as u64;
                     self.row = 0;
@@ -1100,6 +1122,7 @@ unsafe fn begin(
         natts,
         stream: None,
         readers: Vec::new(),
+        filled: Vec::new(),
         batch_rows: 0,
         row: 0,
         rows_read: 0,

@@ -59,3 +59,72 @@ echo "table: $TABLE (best of $RUNS)"
 echo "icefloe cat --format csv > file:  $(mbps "$bytes" "$best_cli")"
 echo "cat MOUNT/current/data.csv, cold: $(mbps "$bytes" "$best_cold")"
 echo "cat MOUNT/current/data.csv, warm: $(mbps "$bytes" "$best_warm")"
+
+# --- Parquet views (data.parquet, files/*.parquet), `ls -l current/` cold, RSS -------------
+
+# Seconds of the best of RUNS runs of "$@".
+best_of() {
+  local best=""
+  for _ in $(seq "$RUNS"); do
+    local t0 t1
+    t0=$(now); "$@"; t1=$(now)
+    best=$(python3 -c "print(min(float(x) for x in '$best $(python3 -c "print($t1 - $t0)")'.split()))")
+  done
+  echo "$best"
+}
+
+fresh_mount() { "$ICEFLOE" mount "$TABLE" "$MNT" --daemon 2>/dev/null; }
+unmount() { fusermount3 -u "$MNT"; sleep 0.2; }
+
+# cat current/data.parquet on a fresh mount (sizing included) against the CLI's export.
+bench_parquet_cat() {
+  local t_cli t_mnt bytes
+  t_cli=$(best_of "$ICEFLOE" cat "$TABLE" --lineage --format parquet --output "$WORK/cat.parquet")
+  mount_cat() { fresh_mount; cat "$MNT/current/data.parquet" > "$WORK/mount.parquet"; unmount; }
+  t_mnt=$(best_of mount_cat)
+  bytes=$(stat -c %s "$WORK/mount.parquet")
+  echo "icefloe cat --format parquet:         $(mbps "$(stat -c %s "$WORK/cat.parquet")" "$t_cli")"
+  echo "cat MOUNT/current/data.parquet, cold: $(mbps "$bytes" "$t_mnt")  ratio (time) $(python3 -c "print(f'{$t_cli / $t_mnt:.2f}x')")"
+}
+
+# cat of every files/*.parquet on a fresh mount against the CLI's export of the snapshot.
+bench_parquet_files() {
+  local t_cli t_mnt
+  t_cli=$(best_of "$ICEFLOE" cat "$TABLE" --lineage --format parquet --output "$WORK/cat.parquet")
+  mount_files() { fresh_mount; cat "$MNT"/current/files/*.parquet > /dev/null; unmount; }
+  t_mnt=$(best_of mount_files)
+  echo "cat MOUNT/current/files/*.parquet, cold: $(python3 -c "print(f'{$t_mnt:.3f} s, CLI export {$t_cli:.3f} s, ratio {$t_cli / $t_mnt:.2f}x')")"
+}
+
+# ls -l current/ on a fresh mount (sizes every view of the snapshot).
+bench_ls_cold() {
+  # The mount's start is not timed: only ls.
+  local best=""
+  for _ in $(seq "$RUNS"); do
+    fresh_mount
+    local t0 t1; t0=$(now); ls -l "$MNT/current/" > /dev/null; t1=$(now)
+    unmount
+    best=$(python3 -c "print(min(float(x) for x in '$best $(python3 -c "print($t1 - $t0)")'.split()))")
+  done
+  echo "ls -l MOUNT/current/, cold: $(python3 -c "print(f'{$best * 1000:.0f} ms')")"
+}
+
+# RSS of the mount after 16 parallel readers of different views (default cache).
+bench_rss() {
+  fresh_mount
+  local pid views=()
+  pid=$(pgrep -n -f "icefloe mount $TABLE $MNT" || true)
+  mapfile -t views < <(cd "$MNT/current" && ls data.csv data.parquet files/* | head -16)
+  for v in "${views[@]}"; do cat "$MNT/current/$v" > /dev/null & done
+  wait
+  local rss_kb
+  rss_kb=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
+  echo "mount peak RSS after ${#views[@]} parallel readers: $((rss_kb / 1024)) MB (views: ${views[*]})"
+  unmount
+}
+
+echo "machine load: $(cut -d' ' -f1-3 /proc/loadavg)"
+bench_parquet_cat
+bench_parquet_files
+bench_ls_cold
+bench_rss

@@ -113,6 +113,7 @@ impl PqView {
                 ),
             });
         }
+        tracing::debug!("{}: part {g} encoded again after eviction", self.name);
         self.store.insert(key, file, fresh.len)
     }
 }

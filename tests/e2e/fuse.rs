@@ -58,8 +58,8 @@ impl Mount {
             .arg(dir.path())
             .args(["--refresh", "1"])
             .args(extra)
-            .envs(env.iter().copied())
             .env("ICEFLOE_LOG", "icefloe_fuse=info")
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(File::create(&log).expect("log file"))
@@ -1231,4 +1231,66 @@ fn change_ranges_hold_the_change_feed_and_retention_csv_the_dry_run() {
         text.lines().filter(|l| l.starts_with("snapshot,")).count() == 9,
         "one line per snapshot:\n{text}"
     );
+}
+
+/// The files of the Parquet views' part stores under a spill directory.
+fn parts_on_disk(spill: &Path) -> usize {
+    std::fs::read_dir(spill)
+        .map(|d| {
+            d.flatten()
+                .filter(|e| {
+                    e.file_name()
+                        .to_string_lossy()
+                        .starts_with("icefloe-parts-")
+                })
+                .map(|e| std::fs::read_dir(e.path()).map(|f| f.count()).unwrap_or(0))
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_parquet_cache_smaller_than_one_view_still_serves_its_bytes() {
+    let table = table_dir("v3_dv_large");
+    let spill = tempfile::tempdir().expect("spill parent");
+    let small = Mount::spawn(
+        Some(&table),
+        &[
+            "--max-cache-size",
+            "1",
+            "--spill-dir",
+            spill.path().to_str().expect("utf-8"),
+        ],
+        &[("ICEFLOE_LOG", "icefloe_fuse=debug")],
+    );
+    let roomy = Mount::new(&table, &[]);
+    let want = std::fs::read(roomy.path().join("current/data.parquet")).expect("read");
+    let f = File::open(small.path().join("current/data.parquet")).expect("open");
+    assert_eq!(f.metadata().expect("stat").len(), want.len() as u64);
+    // Sizing the views of the other snapshots evicts the parts of this one.
+    for e in std::fs::read_dir(small.path().join("snapshots")).expect("ls") {
+        let other = e.expect("entry").path().join("data.parquet");
+        assert!(std::fs::metadata(&other).expect("stat").len() > 0);
+    }
+    // Backwards, in odd steps: every part read was evicted since it was sized, and is encoded
+    // again; at most one part (and one being made) is on disk at a time.
+    let mut got = vec![0u8; want.len()];
+    let mut end = want.len();
+    while end > 0 {
+        let start = end.saturating_sub(100_003);
+        f.read_exact_at(&mut got[start..end], start as u64)
+            .expect("read");
+        assert!(
+            parts_on_disk(spill.path()) <= 2,
+            "parts held beyond the bound"
+        );
+        end = start;
+    }
+    assert!(got == want, "bytes differ from a mount with a large cache");
+    assert!(
+        small.log_text().contains("encoded again after eviction"),
+        "no part was encoded again:\n{}",
+        small.log_text()
+    );
+    assert_eq!(parquet_rows(got), parquet_rows(want));
 }

@@ -5,6 +5,7 @@
 //! exact from metadata where only deletion vectors apply, else estimated from the share of
 //! drawn positions that were live.
 
+use icefloe_core::scan::sample::SplitMix;
 use pgrx::pg_sys;
 use pgrx::{pg_guard, PgMemoryContexts};
 
@@ -70,20 +71,6 @@ struct Sampled {
     exact: bool,
 }
 
-/// A small PRNG for the reservoir (xorshift64*): the sample need not be cryptographic.
-struct Rng(u64);
-
-impl Rng {
-    /// A uniform integer in `0..=n`.
-    fn below_or_eq(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        let r = self.0.wrapping_mul(0x2545_f491_4f6c_dd1d);
-        ((r as u128 * (n as u128 + 1)) >> 64) as u64
-    }
-}
-
 /// Draws `OVERSAMPLE_PERCENT`% of `target` random positions (deletes drop some) and keeps a
 /// uniform sample of `target` of the live rows read (Algorithm R).
 unsafe fn sample(
@@ -111,7 +98,8 @@ unsafe fn sample(
     // Each row's Datums live in a context reset after the row; kept tuples are copied into
     // the caller's (ANALYZE's) context by heap_form_tuple.
     let mut per_row = PgMemoryContexts::new("icefloe analyze row");
-    let mut rng = Rng(seed);
+    // Not the positions' generator: the reservoir's choices must not follow the draws.
+    let mut rng = SplitMix::new(!seed);
     let mut kept = 0usize;
     let mut seen = 0u64;
     loop {
@@ -122,7 +110,7 @@ unsafe fn sample(
         let slot = if kept < target {
             Some(kept)
         } else {
-            let j = rng.below_or_eq(seen) as usize;
+            let j = rng.at_most(seen) as usize;
             (j < target).then_some(j)
         };
         if let Some(i) = slot {

@@ -9,11 +9,16 @@ use roaring::RoaringTreemap;
 use super::plan::FileScanTask;
 use super::Scan;
 
-/// A deterministic generator for choosing positions (splitmix64): a sample need not be
-/// cryptographic, and a seed makes it reproducible.
-struct SplitMix(u64);
+/// A deterministic generator for sampling (splitmix64): a sample need not be cryptographic,
+/// and a seed makes it reproducible.
+pub struct SplitMix(u64);
 
 impl SplitMix {
+    /// The generator of `seed`.
+    pub fn new(seed: u64) -> SplitMix {
+        SplitMix(seed)
+    }
+
     fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
@@ -23,7 +28,7 @@ impl SplitMix {
     }
 
     /// Uniform in `0..=n`.
-    fn at_most(&mut self, n: u64) -> u64 {
+    pub fn at_most(&mut self, n: u64) -> u64 {
         ((self.next() as u128 * (n as u128 + 1)) >> 64) as u64
     }
 }

@@ -357,14 +357,14 @@ def upgrade(spark):
     rec.save(st)
 
 
-def upsert(spark):
-    st = []
-    t = "x.db.upsert"
-    run(spark, st, f"CREATE TABLE {t} (id int, val string) USING iceberg TBLPROPERTIES ('format-version'='3')")
-    run(spark, st, f"INSERT INTO {t} VALUES (1,'a'),(2,'b'),(3,'c')")
+def id_delete_writers(spark, name):
+    """Iceberg Java writers for table `name` (a column `id int`): the table, its schema, a
+    GenericAppenderFactory whose equality deletes are on `id`, `out(file_name)` (a new data
+    location) and `eq_delete(file_name, key)` (writes one equality delete, returns its
+    DeleteFile)."""
     jvm = spark._jvm
     gw = spark.sparkContext._gateway
-    table = jtable(spark, "upsert")
+    table = jtable(spark, name)
     schema = table.schema()
     ids = gw.new_array(gw.jvm.int, 1)
     ids[0] = schema.findField("id").fieldId()
@@ -372,19 +372,30 @@ def upsert(spark):
     cols.add("id")
     eq_schema = schema.select(cols)
     factory = jvm.org.apache.iceberg.data.GenericAppenderFactory(schema, table.spec(), ids, eq_schema, None)
-    parquet = jvm.org.apache.iceberg.FileFormat.PARQUET
 
-    def out(name):
-        loc = table.locationProvider().newDataLocation(name)
+    def out(file_name):
+        loc = table.locationProvider().newDataLocation(file_name)
         return jvm.org.apache.iceberg.encryption.EncryptedFiles.plainAsEncryptedOutput(table.io().newOutputFile(loc))
 
-    def eq_delete(name, key):
-        w = factory.newEqDeleteWriter(out(name), parquet, None)
+    def eq_delete(file_name, key):
+        w = factory.newEqDeleteWriter(out(file_name), jvm.org.apache.iceberg.FileFormat.PARQUET, None)
         r = jvm.org.apache.iceberg.data.GenericRecord.create(eq_schema)
         r.setField("id", key)
         w.write(r)
         w.close()
         return w.toDeleteFile()
+
+    return table, schema, factory, out, eq_delete
+
+
+def upsert(spark):
+    st = []
+    t = "x.db.upsert"
+    run(spark, st, f"CREATE TABLE {t} (id int, val string) USING iceberg TBLPROPERTIES ('format-version'='3')")
+    run(spark, st, f"INSERT INTO {t} VALUES (1,'a'),(2,'b'),(3,'c')")
+    jvm = spark._jvm
+    table, schema, factory, out, eq_delete = id_delete_writers(spark, "upsert")
+    parquet = jvm.org.apache.iceberg.FileFormat.PARQUET
 
     # Upsert of id 2: equality delete + insert in one commit.
     d = eq_delete("upsert-eq-delete-2.parquet", 2)
@@ -531,24 +542,8 @@ def expire_files(spark):
     time.sleep(1)
     run(spark, st, f"UPDATE {t} SET val = 'e2' WHERE id = 5")
     time.sleep(1)
-    table = jtable(spark, "expire_files")
-    jvm = spark._jvm
-    gw = spark.sparkContext._gateway
-    schema = table.schema()
-    ids = gw.new_array(gw.jvm.int, 1)
-    ids[0] = schema.findField("id").fieldId()
-    cols = jvm.java.util.ArrayList()
-    cols.add("id")
-    eq_schema = schema.select(cols)
-    factory = jvm.org.apache.iceberg.data.GenericAppenderFactory(schema, table.spec(), ids, eq_schema, None)
-    loc = table.locationProvider().newDataLocation("expire-eq-delete-2.parquet")
-    out = jvm.org.apache.iceberg.encryption.EncryptedFiles.plainAsEncryptedOutput(table.io().newOutputFile(loc))
-    w = factory.newEqDeleteWriter(out, jvm.org.apache.iceberg.FileFormat.PARQUET, None)
-    r = jvm.org.apache.iceberg.data.GenericRecord.create(eq_schema)
-    r.setField("id", 2)
-    w.write(r)
-    w.close()
-    eq_delete = w.toDeleteFile()
+    table, _, _, _, write_eq_delete = id_delete_writers(spark, "expire_files")
+    eq_delete = write_eq_delete("expire-eq-delete-2.parquet", 2)
     table.newRowDelta().addDeletes(eq_delete).commit()
     st.append("Java API: RowDelta adding an equality delete on id = 2")
     time.sleep(1)

@@ -167,6 +167,17 @@ impl MountedTable {
         Ok(true)
     }
 
+    /// Forgets the plan of a snapshot read with a schema (made again on next use; views
+    /// keep theirs).
+    pub fn forget_plan(&self, snapshot_id: i64, schema_id: i32) {
+        lock(&self.plans).remove(&(snapshot_id, schema_id));
+    }
+
+    /// How many plans are kept.
+    pub fn plans(&self) -> usize {
+        lock(&self.plans).len()
+    }
+
     /// The plan of a snapshot read with a schema, made once (concurrent callers wait for the same plan; a failed
     /// plan is retried by the next caller).
     pub async fn plan(&self, snapshot_id: i64, schema_id: i32) -> Result<Arc<SnapshotPlan>> {

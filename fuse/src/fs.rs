@@ -5,16 +5,16 @@
 use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 use fuser::{
     AccessFlags, Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation,
-    INodeNo, LockOwner, OpenAccMode, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate, ReplyData,
-    ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyWrite, ReplyXattr, Request, TimeOrNow,
-    WriteFlags,
+    INodeNo, LockOwner, Notifier, OpenAccMode, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate,
+    ReplyData, ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyWrite, ReplyXattr, Request,
+    TimeOrNow, WriteFlags,
 };
 use tokio::runtime::Handle;
 
@@ -22,11 +22,12 @@ use crate::catalog::Catalog;
 use crate::changes;
 use crate::error::{FuseError, Result};
 use crate::fresh::FreshStore;
+use crate::inodes::{Dropped, Inodes};
 use crate::locks::lock;
 use crate::meta;
 use crate::parquet::{PqView, PqViews};
 use crate::spill::{SpillFile, SpillStore};
-use crate::tree::{self, Format, Inodes, Kind, Node, Scope, ViewKey};
+use crate::tree::{self, Format, Kind, Node, Scope, ViewKey};
 use crate::view::{CsvView, CsvViews, CursorSlot};
 
 /// How long the kernel may cache what can change (table directories, symlinks,
@@ -36,6 +37,8 @@ const MUTABLE_TTL: Duration = Duration::from_secs(1);
 const IMMUTABLE_TTL: Duration = Duration::from_secs(60);
 /// Block size reported to `stat`.
 const BLOCK_SIZE: u32 = 4096;
+/// The extended attribute of the mount's root holding the mount's counters (JSON).
+pub const STATS_XATTR: &str = "user.icefloe.stats";
 
 /// The read-only file system of a mount.
 pub struct IcefloeFs {
@@ -73,6 +76,10 @@ struct Inner {
     fresh: Arc<FreshStore>,
     handles: Mutex<HashMap<u64, Arc<OpenHandle>>>,
     next_fh: AtomicU64,
+    /// Asks the kernel to forget entries (set once the session is made).
+    notifier: Arc<OnceLock<Notifier>>,
+    /// Whether a sweep of the inode table runs.
+    sweeping: AtomicBool,
     uid: u32,
     gid: u32,
 }
@@ -100,13 +107,15 @@ impl IcefloeFs {
         Ok(IcefloeFs {
             inner: Arc::new(Inner {
                 catalog,
-                inodes: Inodes::new(root),
+                inodes: Inodes::new(root, crate::DEFAULT_MAX_INODES),
                 csv: CsvViews::new(cache_bytes),
                 spill,
                 parquet: PqViews::new(fresh.clone(), rt.clone()),
                 fresh,
                 handles: Mutex::new(HashMap::new()),
                 next_fh: AtomicU64::new(1),
+                notifier: Arc::new(OnceLock::new()),
+                sweeping: AtomicBool::new(false),
                 uid: nix::unistd::getuid().as_raw(),
                 gid: nix::unistd::getgid().as_raw(),
             }),
@@ -126,6 +135,20 @@ impl IcefloeFs {
         inner.parquet = PqViews::new(fresh.clone(), render);
         inner.fresh = fresh;
         Ok(self)
+    }
+
+    /// Keeps at most about `max` inodes: past it, the least recently used entries are dropped
+    /// (those the kernel holds once it forgets them, which it is asked to).
+    pub fn with_max_inodes(mut self, max: usize) -> IcefloeFs {
+        let inner = Arc::get_mut(&mut self.inner).expect("not shared yet");
+        inner.inodes = Inodes::new(inner.inodes.node(crate::inodes::ROOT).expect("root"), max);
+        self
+    }
+
+    /// Where the session's notifier goes once the session is made: it asks the kernel to
+    /// forget entries when the inode table is past its bound.
+    pub fn notifier_slot(&self) -> Arc<OnceLock<Notifier>> {
+        self.inner.notifier.clone()
     }
 
     /// The store of the Parquet views' fresh parts.
@@ -301,8 +324,9 @@ impl Inner {
         time(ms)
     }
 
-    /// The attributes of a node; sizes of views are computed (and cached) on first use.
-    async fn attr(&self, node: &Node) -> Result<FileAttr, Errno> {
+    /// The attributes of a node (inode `ino`); sizes of views are computed (and cached) on
+    /// first use.
+    async fn attr(&self, node: &Node, ino: u64) -> Result<FileAttr, Errno> {
         if !tree::exists(&self.catalog, node) {
             return Err(Errno::ENOENT);
         }
@@ -325,7 +349,7 @@ impl Inner {
         let kind = node.kind();
         let t = self.mtime(node);
         Ok(FileAttr {
-            ino: INodeNo(self.inodes.ino(node)),
+            ino: INodeNo(ino),
             size,
             blocks: size.div_ceil(512),
             atime: t,
@@ -389,6 +413,60 @@ impl Inner {
     fn handle(&self, fh: FileHandle) -> Result<Arc<OpenHandle>, Errno> {
         lock(&self.handles).get(&fh.0).cloned().ok_or(Errno::EBADF)
     }
+
+    /// Lets go of what dropped inodes held: the views' offset indexes and layouts, and the
+    /// plans no inode needs (open files keep theirs).
+    fn release(&self, dropped: Dropped) {
+        for node in &dropped.nodes {
+            if let Node::View(k) = node {
+                self.csv.forget(k);
+                self.parquet.forget(k);
+            }
+        }
+        for (t, s, schema) in dropped.plans {
+            if let Some(table) = self.catalog.table(t) {
+                table.forget_plan(s, schema);
+            }
+        }
+    }
+
+    /// Past the inode bound, sweeps the table (once at a time, off the request threads) and
+    /// asks the kernel to forget the entries it names.
+    fn sweep(self: &Arc<Self>, rt: &Handle) {
+        if !self.inodes.over() || self.sweeping.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let inner = self.clone();
+        rt.spawn_blocking(move || {
+            let mut dropped = Dropped::default();
+            let victims = inner.inodes.sweep(&mut dropped);
+            tracing::debug!(
+                "inode sweep: {} dropped, {} to be forgotten",
+                dropped.nodes.len(),
+                victims.len()
+            );
+            inner.release(dropped);
+            if let Some(n) = inner.notifier.get() {
+                for (parent, name) in victims {
+                    // Fails harmlessly if the kernel no longer has the entry.
+                    let _ = n.inval_entry(INodeNo(parent), OsStr::new(&name));
+                }
+            }
+            inner.sweeping.store(false, Ordering::Release);
+        });
+    }
+
+    /// The mount's counters, as JSON.
+    fn stats(&self) -> String {
+        serde_json::json!({
+            "inodes": self.inodes.len(),
+            "plans": self.catalog.tables().iter().map(|t| t.plans()).sum::<usize>(),
+            "csv_views": self.csv.len(),
+            "parquet_views": self.parquet.len(),
+            "open_files": lock(&self.handles).len(),
+        })
+        .to_string()
+    }
 }
 
 fn slice(b: &[u8], offset: u64, size: u32) -> &[u8] {
@@ -403,16 +481,37 @@ impl Filesystem for IcefloeFs {
         self.inner.fresh.clear();
     }
 
+    // `batch_forget` (fuser's default) calls this for each inode.
+    fn forget(&self, _req: &Request, ino: INodeNo, nlookup: u64) {
+        let mut dropped = Dropped::default();
+        self.inner.inodes.forget(ino.0, nlookup, &mut dropped);
+        self.inner.release(dropped);
+    }
+
     fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
+        let parent_ino = parent.0;
         let parent = match self.node(parent) {
             Ok(n) => n,
             Err(e) => return reply.error(e),
         };
         let name = name.to_owned();
+        let rt = self.rt.clone();
         self.spawn(
             move |inner| async move {
                 let node = inner.lookup(&parent, &name).await?.ok_or(Errno::ENOENT)?;
-                let attr = inner.attr(&node).await?;
+                let shown = name.to_str().unwrap_or_default();
+                let ino = inner.inodes.looked_up(&node, parent_ino, shown);
+                let attr = match inner.attr(&node, ino).await {
+                    Ok(a) => a,
+                    Err(e) => {
+                        // Not handed to the kernel after all.
+                        let mut dropped = Dropped::default();
+                        inner.inodes.forget(ino, 1, &mut dropped);
+                        inner.release(dropped);
+                        return Err(e);
+                    }
+                };
+                inner.sweep(&rt);
                 Ok((ttl(&node), attr))
             },
             move |r| match r {
@@ -428,7 +527,7 @@ impl Filesystem for IcefloeFs {
             Err(e) => return reply.error(e),
         };
         self.spawn(
-            move |inner| async move { Ok((ttl(&node), inner.attr(&node).await?)) },
+            move |inner| async move { Ok((ttl(&node), inner.attr(&node, ino.0).await?)) },
             move |r| match r {
                 Ok((ttl, attr)) => reply.attr(&ttl, &attr),
                 Err(e) => reply.error(e),
@@ -591,15 +690,18 @@ impl Filesystem for IcefloeFs {
         );
     }
 
-    fn getxattr(
-        &self,
-        _req: &Request,
-        _ino: INodeNo,
-        _name: &OsStr,
-        _size: u32,
-        reply: ReplyXattr,
-    ) {
-        reply.error(Errno::NO_XATTR);
+    fn getxattr(&self, _req: &Request, ino: INodeNo, name: &OsStr, size: u32, reply: ReplyXattr) {
+        if ino.0 != crate::inodes::ROOT || name != STATS_XATTR {
+            return reply.error(Errno::NO_XATTR);
+        }
+        let stats = self.inner.stats();
+        if size == 0 {
+            reply.size(stats.len() as u32)
+        } else if (size as usize) < stats.len() {
+            reply.error(Errno::ERANGE)
+        } else {
+            reply.data(stats.as_bytes())
+        }
     }
 
     fn listxattr(&self, _req: &Request, _ino: INodeNo, size: u32, reply: ReplyXattr) {

@@ -23,6 +23,7 @@ pub mod csv;
 pub mod error;
 pub mod fresh;
 pub mod fs;
+pub mod inodes;
 mod locks;
 pub mod meta;
 pub mod mounts;
@@ -50,6 +51,8 @@ pub const DEFAULT_CACHE_BYTES: u64 = 256 << 20;
 pub const DEFAULT_MAX_CACHE_BYTES: u64 = 4 << 30;
 /// Threads that render and encode views, apart from those answering requests.
 pub const RENDER_THREADS: usize = 2;
+/// Default bound of the inode table (past it, the least recently used entries are forgotten).
+pub const DEFAULT_MAX_INODES: usize = 100_000;
 /// Default interval between metadata polls.
 pub const DEFAULT_REFRESH: Duration = Duration::from_secs(5);
 
@@ -72,6 +75,9 @@ pub struct MountOptions {
     pub spill_dir: Option<PathBuf>,
     /// The most bytes the fresh parts of Parquet views take on disk under `spill_dir`.
     pub max_cache_bytes: u64,
+    /// About how many inodes the mount keeps: past it, it asks the kernel to forget the least
+    /// recently used entries, and drops what they held (offset indexes, plans).
+    pub max_inodes: usize,
     /// How each table is opened: how to reach its storage (options, ambient credentials, from
     /// the caller), the metadata file choice and path rewrites, as the core defines them.
     pub open: icefloe_core::OpenOptions,
@@ -88,6 +94,7 @@ impl MountOptions {
             allow_other: false,
             spill_dir: None,
             max_cache_bytes: DEFAULT_MAX_CACHE_BYTES,
+            max_inodes: DEFAULT_MAX_INODES,
             open: StorageConfig::none().into(),
         }
     }
@@ -154,7 +161,9 @@ fn mount_from(
         opts.cache_bytes - opts.cache_bytes / 4,
         opts.spill_dir.as_deref(),
     )?
-    .with_parquet(render.handle().clone(), opts.max_cache_bytes)?;
+    .with_parquet(render.handle().clone(), opts.max_cache_bytes)?
+    .with_max_inodes(opts.max_inodes);
+    let notifier = fs.notifier_slot();
     let mut config = Config::default();
     config.mount_options = vec![
         MountOption::RO,
@@ -171,6 +180,7 @@ fn mount_from(
     config.n_threads = Some(2);
     let mut session = Session::new(fs, &opts.mountpoint, &config)
         .map_err(|e| FuseError::io(format!("cannot mount on {}", opts.mountpoint.display()), e))?;
+    let _ = notifier.set(session.notifier());
     let mut unmounter = session.unmount_callable();
     let mountpoint = opts.mountpoint.clone();
     rt.spawn(refresh::poll(catalog, opts.refresh));

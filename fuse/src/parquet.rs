@@ -141,6 +141,16 @@ impl PqViews {
         lock(&self.views).remove(key);
     }
 
+    /// How many views are kept.
+    pub fn len(&self) -> usize {
+        lock(&self.views).len()
+    }
+
+    /// Whether no view is kept.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// The view `key` of `plan`, sized on first use (on the render pool).
     pub async fn get(
         &self,

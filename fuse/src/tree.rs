@@ -21,8 +21,7 @@
 //! the table's current schema, so their links lead to `schemas/<current>/<id>` when that
 //! differs from the snapshot's own.
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::RwLock;
+use std::collections::BTreeMap;
 
 use icefloe_core::encode::Encoding;
 use icefloe_core::history::range::commits_between;
@@ -30,7 +29,6 @@ use icefloe_core::scan::partition_dirs::list_level;
 
 use crate::catalog::Catalog;
 use crate::error::Result;
-use crate::locks::{read, write};
 
 /// The file `data.csv` / `data.parquet` of a snapshot.
 pub const DATA: &str = "data";
@@ -235,49 +233,6 @@ impl Node {
             Node::ChangeRange(_, from, _) | Node::Change(_, from, ..) => Some(*from),
             _ => None,
         }
-    }
-}
-
-/// Inode numbers: handed out on first sight of a node, stable for the life of the mount.
-pub struct Inodes {
-    map: RwLock<InodeMap>,
-}
-
-struct InodeMap {
-    by_node: HashMap<Node, u64>,
-    nodes: Vec<Node>,
-}
-
-impl Inodes {
-    /// Inodes with `root` as inode 1.
-    pub fn new(root: Node) -> Inodes {
-        Inodes {
-            map: RwLock::new(InodeMap {
-                by_node: HashMap::from([(root.clone(), 1)]),
-                nodes: vec![root],
-            }),
-        }
-    }
-
-    /// The inode of `node`, allocated if new.
-    pub fn ino(&self, node: &Node) -> u64 {
-        if let Some(&ino) = read(&self.map).by_node.get(node) {
-            return ino;
-        }
-        let mut map = write(&self.map);
-        if let Some(&ino) = map.by_node.get(node) {
-            return ino;
-        }
-        map.nodes.push(node.clone());
-        let ino = map.nodes.len() as u64;
-        map.by_node.insert(node.clone(), ino);
-        ino
-    }
-
-    /// The node of inode `ino`.
-    pub fn node(&self, ino: u64) -> Option<Node> {
-        let i = usize::try_from(ino.checked_sub(1)?).ok()?;
-        read(&self.map).nodes.get(i).cloned()
     }
 }
 
@@ -568,19 +523,6 @@ pub fn exists(catalog: &Catalog, node: &Node) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn inodes_are_stable() {
-        let inodes = Inodes::new(Node::Table(0));
-        assert_eq!(inodes.ino(&Node::Table(0)), 1);
-        let a = inodes.ino(&Node::Snapshot(0, 42, 1));
-        let b = inodes.ino(&Node::SnapshotsDir(0));
-        assert_eq!((a, b), (2, 3));
-        assert_eq!(inodes.ino(&Node::Snapshot(0, 42, 1)), 2);
-        assert_eq!(inodes.node(2), Some(Node::Snapshot(0, 42, 1)));
-        assert_eq!(inodes.node(0), None);
-        assert_eq!(inodes.node(4), None);
-    }
 
     #[test]
     fn ref_names_with_slashes() {

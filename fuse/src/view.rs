@@ -246,6 +246,21 @@ impl CsvViews {
         }
     }
 
+    /// Forgets the view `key` (built again on next use; open files keep theirs).
+    pub fn forget(&self, key: &ViewKey) {
+        lock(&self.views).remove(key);
+    }
+
+    /// How many views are kept.
+    pub fn len(&self) -> usize {
+        lock(&self.views).len()
+    }
+
+    /// Whether no view is kept.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// The view `key` of `plan`, built by a counting pass on first use. `name` is used in logs.
     pub async fn get(
         &self,

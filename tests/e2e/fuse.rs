@@ -1294,3 +1294,100 @@ fn a_parquet_cache_smaller_than_one_view_still_serves_its_bytes() {
     );
     assert_eq!(parquet_rows(got), parquet_rows(want));
 }
+
+/// The mount's counters: the `user.icefloe.stats` extended attribute of its root (JSON).
+fn stats(m: &Mount) -> Value {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(m.path().as_os_str().as_bytes()).expect("path");
+    let name = c"user.icefloe.stats";
+    let mut buf = vec![0u8; 4096];
+    // SAFETY: both strings are NUL-terminated and `buf` is writable for its length.
+    let n = unsafe {
+        libc::getxattr(
+            path.as_ptr(),
+            name.as_ptr(),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+        )
+    };
+    assert!(n >= 0, "getxattr: {}", std::io::Error::last_os_error());
+    buf.truncate(n as usize);
+    serde_json::from_slice(&buf).expect("stats JSON")
+}
+
+/// The `data.csv` view of every fixture snapshot, with the snapshot.
+fn every_data_csv(m: &Mount) -> Vec<(PathBuf, i64)> {
+    all_snapshots()
+        .iter()
+        .map(|s| {
+            let dir = m.path().join("db").join(&s.table).join("snapshots");
+            (
+                dir.join(s.snapshot_id.to_string()).join("data.csv"),
+                s.snapshot_id,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn forgotten_entries_let_go_of_their_views_and_read_the_same_again() {
+    let m = Mount::new(&warehouse(), &["--max-inodes", "64"]);
+    let views = every_data_csv(&m);
+    // Every snapshot visited: each view sized, planned and read once.
+    let mut first = Vec::new();
+    for (p, _) in &views {
+        let ino = std::fs::metadata(p).expect("stat").ino();
+        first.push((ino, std::fs::read(p).expect("read")));
+    }
+    // The mount asked the kernel to forget the least recently used entries; once it has, the
+    // inode table, plans and offset indexes are back within the bound.
+    let start = Instant::now();
+    let s = loop {
+        let s = stats(&m);
+        if s["inodes"].as_u64().expect("inodes") <= 64 || start.elapsed() > Duration::from_secs(20)
+        {
+            break s;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let n = views.len() as u64;
+    assert!(
+        s["inodes"].as_u64().unwrap() <= 64,
+        "{s} after {n} snapshots"
+    );
+    assert!(
+        s["plans"].as_u64().unwrap() < n / 2,
+        "{s} after {n} snapshots"
+    );
+    assert!(
+        s["csv_views"].as_u64().unwrap() < n / 2,
+        "{s} after {n} snapshots"
+    );
+    // Looked up again (new inode numbers: the old ones were dropped), the views read the same
+    // bytes, which are the CLI's.
+    let mut renumbered = 0;
+    for ((p, id), (ino, bytes)) in views.iter().zip(&first) {
+        let again = std::fs::metadata(p).expect("stat").ino();
+        renumbered += usize::from(again != *ino);
+        let got = std::fs::read(p).expect("read");
+        assert!(got == *bytes, "{} differs after forget", p.display());
+        if again != *ino && renumbered <= 3 {
+            let table = p
+                .ancestors()
+                .nth(3)
+                .expect("table")
+                .file_name()
+                .expect("name");
+            assert!(
+                got == cat_csv(&table_dir(table.to_str().unwrap()), *id),
+                "{}",
+                p.display()
+            );
+        }
+    }
+    assert!(
+        renumbered > views.len() / 2,
+        "{renumbered} of {} views forgotten",
+        views.len()
+    );
+}

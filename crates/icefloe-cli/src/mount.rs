@@ -39,6 +39,11 @@ pub struct MountArgs {
     /// again when read), e.g. 4GiB.
     #[arg(long, value_name = "SIZE", default_value = "4GiB", value_parser = parse_size)]
     pub max_cache_size: u64,
+    /// About how many files and directories the mount keeps track of: past it, the least
+    /// recently used are forgotten (the kernel is asked to drop them; looked up again when used)
+    /// with their offset indexes and plans.
+    #[arg(long, value_name = "N", default_value_t = icefloe_fuse::DEFAULT_MAX_INODES)]
+    pub max_inodes: usize,
     /// Return once mounted, serving from a background process (stop it with fusermount3 -u).
     #[arg(long)]
     pub daemon: bool,
@@ -93,6 +98,7 @@ pub fn mount(args: MountArgs, catalog: Option<&str>) -> Result<()> {
         allow_other: args.allow_other,
         spill_dir: args.spill_dir.clone(),
         max_cache_bytes: args.max_cache_size,
+        max_inodes: args.max_inodes,
         open: args.open.options(storage),
     };
     let on_mounted = || {

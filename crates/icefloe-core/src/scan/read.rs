@@ -118,8 +118,9 @@ impl TaskReader {
             equality.push((set, converter));
         }
         // The page index serves pruning and the reads of parts of a file.
-        let file = FileReader::open_with(
+        let file = FileReader::open_cached(
             io,
+            &table.caches().parquet_footers,
             &task.data_file,
             ctx.batch_size,
             ctx.row_group_filter.is_some() || rows.is_some() || only.is_some(),
@@ -135,8 +136,14 @@ impl TaskReader {
                 ),
             ));
         }
-        let mut runs = kept_runs(deleted.as_deref(), num_rows);
-        let mut select = deleted.is_some_and(|d| !d.is_empty());
+        // The positions wanted (split, `only`, pruning) first, the deleted ones removed last:
+        // a deletion vector is then walked only inside the wanted ranges, not over the file.
+        let mut runs = if num_rows > 0 {
+            vec![(0, num_rows)]
+        } else {
+            Vec::new()
+        };
+        let mut select = deleted.as_deref().is_some_and(|d| !d.is_empty());
         let file_fields = file.schema().fields().clone();
         let mapping = ctx.name_mapping.as_ref().map(|m| m.fields.as_slice());
         if let Some(r) = &rows {
@@ -155,23 +162,14 @@ impl TaskReader {
         }
         if let Some(filter) = &ctx.row_group_filter {
             if let Some(meta) = file.parquet_metadata() {
-                let leaves = filter_leaves(filter, meta, &file_fields, mapping);
-                let skipped = skipped_row_groups(filter, meta, &leaves);
-                let pages = super::page_index::skipped_pages(
-                    filter,
-                    meta,
-                    &leaves,
-                    &skipped,
-                    &column_stats,
-                );
-                for skip in [skipped, pages] {
-                    if !skip.is_empty() {
-                        runs = subtract(runs, &skip);
-                        select = true;
-                    }
+                let skips = pruned_positions(filter, meta, &file_fields, mapping);
+                if !skips.is_empty() {
+                    runs = subtract(runs, &skips);
+                    select = true;
                 }
             }
         }
+        let runs = without_deleted(runs, deleted.as_deref());
         // Columns without ids can only be matched through a name mapping; guessing by name or
         // position could return another column's values.
         let has_ids = file_fields
@@ -453,6 +451,25 @@ fn arrow_field_ids(fields: &arrow::datatypes::Fields) -> std::collections::HashS
     out
 }
 
+/// The positions of a Parquet file that `filter` rules out by row group statistics and the
+/// page index, as sorted, disjoint `(start, len)` runs.
+pub(crate) fn pruned_positions(
+    filter: &Pruner,
+    meta: &ParquetMetaData,
+    file_fields: &arrow::datatypes::Fields,
+    mapping: Option<&[MappedField]>,
+) -> Vec<(u64, u64)> {
+    let leaves = filter_leaves(filter, meta, file_fields, mapping);
+    let skipped = skipped_row_groups(filter, meta, &leaves);
+    let pages = super::page_index::skipped_pages(filter, meta, &leaves, &skipped, &column_stats);
+    if pages.is_empty() {
+        return skipped;
+    }
+    let mut all = [skipped, pages].concat();
+    all.sort_unstable();
+    all
+}
+
 fn skipped_row_groups(
     filter: &Pruner,
     meta: &ParquetMetaData,
@@ -598,24 +615,34 @@ fn intersect(runs: Vec<(u64, u64)>, only: &RoaringTreemap) -> Vec<(u64, u64)> {
     out
 }
 
-fn kept_runs(deleted: Option<&RoaringTreemap>, num_rows: u64) -> Vec<(u64, u64)> {
-    let mut runs = Vec::new();
-    let mut cur = 0u64;
-    if let Some(d) = deleted {
-        for p in d.iter() {
-            if p >= num_rows {
-                break;
-            }
+/// The positions of `runs` (sorted, disjoint `(start, len)`) not in `deleted`, as runs; the
+/// deleted positions are visited only inside `runs`.
+fn without_deleted(runs: Vec<(u64, u64)>, deleted: Option<&RoaringTreemap>) -> Vec<(u64, u64)> {
+    let Some(deleted) = deleted.filter(|d| !d.is_empty()) else {
+        return runs;
+    };
+    let mut out = Vec::with_capacity(runs.len());
+    let mut it = deleted.iter();
+    let mut next = it.next();
+    for (start, len) in runs {
+        let end = start + len;
+        if next.is_some_and(|p| p < start) {
+            it.advance_to(start);
+            next = it.next();
+        }
+        let mut cur = start;
+        while let Some(p) = next.filter(|&p| p < end) {
             if p > cur {
-                runs.push((cur, p - cur));
+                out.push((cur, p - cur));
             }
             cur = p + 1;
+            next = it.next();
+        }
+        if cur < end {
+            out.push((cur, end - cur));
         }
     }
-    if cur < num_rows {
-        runs.push((cur, num_rows - cur));
-    }
-    runs
+    out
 }
 
 /// Hands out the file positions of successive output rows.
@@ -660,7 +687,7 @@ mod tests {
     fn runs_and_positions() {
         let mut d = RoaringTreemap::new();
         d.extend([0u64, 3, 4, 9]);
-        let runs = kept_runs(Some(&d), 10);
+        let runs = without_deleted(vec![(0, 10)], Some(&d));
         assert_eq!(runs, vec![(1, 2), (5, 4)]);
         let mut c = PositionCursor::new(runs);
         assert_eq!(c.take(3), vec![1, 2, 5]);
@@ -683,7 +710,7 @@ mod tests {
         // Rows 0..30 in three row groups of 10; deleted: 3, 4, 25; row group 10..20 skipped.
         let mut d = RoaringTreemap::new();
         d.extend([3u64, 4, 25]);
-        let runs = kept_runs(Some(&d), 30);
+        let runs = without_deleted(vec![(0, 30)], Some(&d));
         assert_eq!(
             subtract(runs.clone(), &[(10, 10)]),
             vec![(0, 3), (5, 5), (20, 5), (26, 4)]
@@ -698,5 +725,43 @@ mod tests {
             subtract(vec![(0, 5), (8, 10), (25, 5)], &[(2, 10), (26, 2)]),
             vec![(0, 2), (12, 6), (25, 1), (28, 2)]
         );
+    }
+
+    #[test]
+    fn deleted_positions_leave_only_wanted_runs() {
+        // Against a position-by-position model: random runs and deleted sets, with deleted
+        // positions before, between, after the runs and above 2^32 (another treemap key).
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |n: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        for case in 0..500 {
+            let base = if case % 5 == 0 { (1u64 << 32) - 40 } else { 0 };
+            let mut runs = Vec::new();
+            let mut at = base + next(5);
+            for _ in 0..next(6) {
+                let len = 1 + next(12);
+                runs.push((at, len));
+                at += len + 1 + next(8);
+            }
+            let mut d = RoaringTreemap::new();
+            for _ in 0..next(40) {
+                d.insert(base + next(at - base + 10));
+            }
+            let got: Vec<u64> = without_deleted(runs.clone(), Some(&d))
+                .iter()
+                .flat_map(|&(s, l)| s..s + l)
+                .collect();
+            let want: Vec<u64> = runs
+                .iter()
+                .flat_map(|&(s, l)| s..s + l)
+                .filter(|p| !d.contains(*p))
+                .collect();
+            assert_eq!(got, want, "case {case}: runs {runs:?}, deleted {d:?}");
+            assert_eq!(without_deleted(runs.clone(), None), runs);
+        }
     }
 }

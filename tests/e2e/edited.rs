@@ -102,6 +102,41 @@ async fn data_file_size_differs_from_the_manifest() {
     assert_eq!(diff_rows(&got, &want.expected_rows()), None);
 }
 
+/// Edit: a data file rewritten in place (same rows, other row groups and size) after a scan
+/// kept its footer. Files are immutable by the spec, but a footer kept from before must never
+/// decode the new bytes: the same table and caches read the rewritten file by its own footer.
+#[tokio::test(flavor = "multi_thread")]
+async fn kept_footer_is_not_used_for_a_file_replaced_in_place() {
+    let tmp = copy_table(&table_dir("v3_types"));
+    let caches = Arc::new(Caches::new(1 << 24));
+    let t = Table::open_with(tmp.path().to_str().unwrap(), caches.clone())
+        .await
+        .unwrap();
+    let want = current_of("v3_types", tmp.path()).await;
+    for _ in 0..2 {
+        let got = rows(&t, None).await.unwrap();
+        assert_eq!(diff_rows(&got, &want.expected_rows()), None);
+    }
+    caches.parquet_footers.run_pending_tasks().await;
+    assert!(caches.parquet_footers.entry_count() > 0, "no footer kept");
+    let tasks = Scan::builder()
+        .build(&t)
+        .unwrap()
+        .plan_files()
+        .await
+        .unwrap();
+    let file = local(&t, tmp.path(), &tasks[0].data_file.file_path);
+    let before = std::fs::metadata(&file).unwrap().len();
+    let props = WriterProperties::builder()
+        .set_max_row_group_row_count(Some(2))
+        .set_compression(parquet::basic::Compression::UNCOMPRESSED)
+        .build();
+    rewrite_parquet(&file, props, &|f, c| (f.clone(), c.clone()));
+    assert_ne!(std::fs::metadata(&file).unwrap().len(), before);
+    let got = rows(&t, None).await.unwrap();
+    assert_eq!(diff_rows(&got, &want.expected_rows()), None);
+}
+
 /// Item 13. Edit: every v2 position delete file of v2_upgraded is rewritten with `file_path`
 /// as a large string, a string view or a dictionary of strings (Arrow writers such as
 /// PyIceberg's and arrow-rs's keep their layout in the file's Arrow schema, so readers get it

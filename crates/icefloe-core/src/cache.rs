@@ -9,6 +9,7 @@ use moka::future::Cache;
 use roaring::RoaringTreemap;
 
 use crate::delete::equality::EqualityDeleteSet;
+use crate::io::footer_cache::Footer;
 use crate::spec::{ManifestEntry, ManifestFile, TableMetadata};
 
 /// Default total weight of all caches: 256 MiB.
@@ -25,6 +26,8 @@ pub struct Caches {
     /// Deleted positions of a data file, keyed by data file and the delete files applied.
     pub delete_bitmaps: Cache<String, Arc<RoaringTreemap>>,
     pub equality_deletes: Cache<String, Arc<EqualityDeleteSet>>,
+    /// Parquet footers of data files (crate::io::footer_cache), keyed by file and recorded size.
+    pub parquet_footers: Cache<String, Arc<Footer>>,
 }
 
 static GLOBAL: OnceLock<Arc<Caches>> = OnceLock::new();
@@ -40,10 +43,10 @@ impl std::fmt::Debug for Caches {
 
 impl Caches {
     /// Caches bounded to `bytes` in total: a tenth each for metadata and manifest lists, the
-    /// rest split between manifests and delete data.
+    /// rest split between manifests, the two kinds of delete data and Parquet footers.
     pub fn new(bytes: u64) -> Caches {
         let tenth = (bytes / 10).max(1 << 20);
-        let rest = (bytes.saturating_sub(2 * tenth) / 3).max(1 << 20);
+        let rest = (bytes.saturating_sub(2 * tenth) / 4).max(1 << 20);
         Caches {
             metadata: Cache::builder()
                 .max_capacity(tenth)
@@ -68,6 +71,10 @@ impl Caches {
             equality_deletes: Cache::builder()
                 .max_capacity(rest)
                 .weigher(|_, v: &Arc<EqualityDeleteSet>| weight(v.size_bytes() + 64))
+                .build(),
+            parquet_footers: Cache::builder()
+                .max_capacity(rest)
+                .weigher(|_, v: &Arc<Footer>| weight(v.weight()))
                 .build(),
         }
     }

@@ -12,7 +12,12 @@ use futures::StreamExt;
 use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
 use parquet::arrow::ProjectionMask;
 
+use std::sync::Arc;
+
+use moka::future::Cache;
+
 use super::avro::open_avro;
+use super::footer_cache::{open_parquet_cached, Footer};
 use super::orc::open_orc;
 use super::parquet::{open_parquet_with, OpenedParquet};
 use super::readahead;
@@ -52,11 +57,38 @@ impl FileReader {
         batch_size: usize,
         page_index: bool,
     ) -> crate::Result<Self> {
+        Self::open_through(io, None, file, batch_size, page_index).await
+    }
+
+    /// Like [`FileReader::open_with`], keeping a Parquet file's footer in `footers` and reusing
+    /// one kept there (super::footer_cache).
+    pub async fn open_cached(
+        io: &TableIo,
+        footers: &Cache<String, Arc<Footer>>,
+        file: &DataFile,
+        batch_size: usize,
+        page_index: bool,
+    ) -> crate::Result<Self> {
+        Self::open_through(io, Some(footers), file, batch_size, page_index).await
+    }
+
+    async fn open_through(
+        io: &TableIo,
+        footers: Option<&Cache<String, Arc<Footer>>>,
+        file: &DataFile,
+        batch_size: usize,
+        page_index: bool,
+    ) -> crate::Result<Self> {
         let shown = io.shown(&file.file_path);
         let (schema, num_rows, inner) = match file.file_format {
             FileFormat::Parquet => {
-                let p = open_parquet_with(io, &file.file_path, file.file_size_in_bytes, page_index)
-                    .await?;
+                let (written, size) = (&file.file_path, file.file_size_in_bytes);
+                let p = match footers {
+                    Some(cache) => {
+                        open_parquet_cached(io, cache, written, size, page_index).await?
+                    }
+                    None => open_parquet_with(io, written, size, page_index).await?,
+                };
                 let rows = p.metadata.metadata().file_metadata().num_rows().max(0) as u64;
                 (
                     p.metadata.schema().clone(),

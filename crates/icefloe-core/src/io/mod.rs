@@ -5,6 +5,7 @@ pub mod avro;
 pub mod config;
 pub mod field_ids;
 pub mod file;
+pub mod footer_cache;
 pub mod locate;
 pub mod location;
 pub mod orc;

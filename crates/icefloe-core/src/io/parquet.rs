@@ -35,6 +35,21 @@ pub struct StoreFileReader {
 }
 
 impl StoreFileReader {
+    /// A reader of `path` in `store`, an object of `size` bytes, with nothing prefetched.
+    pub fn new(store: Arc<dyn ObjectStore>, path: Path, size: u64) -> StoreFileReader {
+        StoreFileReader {
+            store,
+            path,
+            size,
+            tail: Bytes::new(),
+        }
+    }
+
+    /// The object's real size in bytes.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
     fn cached(&self, range: &Range<u64>) -> Option<Bytes> {
         let start = self.size - self.tail.len() as u64;
         (range.start >= start && range.end <= self.size).then(|| {

@@ -7,17 +7,23 @@ use object_store::path::Path;
 /// Errors unless the local file at `p` (a path inside the local store) is a regular file or
 /// does not exist (which the read then reports as missing). `shown` names it in the error.
 pub fn ensure_regular(p: &Path, shown: &str) -> crate::Result<()> {
+    regular_size(p, shown).map(|_| ())
+}
+
+/// Like [`ensure_regular`], also giving the local file's size in bytes; `None` for object
+/// stores and missing files.
+pub fn regular_size(p: &Path, shown: &str) -> crate::Result<Option<u64>> {
     if !shown.starts_with("file:") {
-        return Ok(());
+        return Ok(None);
     }
     let local = std::path::PathBuf::from(format!("/{p}"));
     match std::fs::metadata(&local) {
-        Ok(m) if m.is_file() => Ok(()),
+        Ok(m) if m.is_file() => Ok(Some(m.len())),
         Ok(m) => Err(crate::Error::NotAFile {
             path: shown.to_string(),
             kind: kind(&m.file_type()).to_string(),
         }),
-        Err(_) => Ok(()),
+        Err(_) => Ok(None),
     }
 }
 

@@ -303,6 +303,13 @@ impl TableIo {
         Ok((t.store, t.path, t.shown))
     }
 
+    /// A local file's size in bytes, after checking it is a regular file (`regular`); `None`
+    /// for object stores and missing files.
+    pub fn local_size(&self, written: &str) -> crate::Result<Option<u64>> {
+        let t = self.target(written)?;
+        super::regular::regular_size(&t.path, &t.shown)
+    }
+
     /// Reads a whole file. Errors name the file; a missing file is `Error::NotFound`.
     pub async fn read(&self, written: &str) -> crate::Result<Bytes> {
         let t = self.target(written)?;

@@ -64,7 +64,8 @@ pub unsafe extern "C-unwind" fn get_foreign_upper_paths(
 ) {
     if stage != pg_sys::UpperRelationKind::UPPERREL_GROUP_AGG
         || (*input_rel).reloptkind != pg_sys::RelOptKind::RELOPT_BASEREL
-        || (!(*input_rel).baserestrictinfo.is_null() && (*input_rel).fdw_private.is_null())
+        || (!(*input_rel).baserestrictinfo.is_null()
+            && !crate::fdw::rel_plan(input_rel).is_some_and(|p| p.countable))
     {
         return;
     }

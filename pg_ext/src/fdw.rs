@@ -290,16 +290,73 @@ unsafe extern "C-unwind" fn get_foreign_rel_size(
     );
     (*baserel).rows = pg_sys::clamp_row_est(total * sel);
     // Marks a relation whose conditions a pushed count(*) can take (crate::count).
-    if !quals.is_null()
+    let countable = !quals.is_null()
         && crate::count::conditions_countable(
             quals,
             (*baserel).relid,
             &prepared.push_columns,
             &prepared.table,
             prepared.scan.table_schema(),
-        )
-    {
-        (*baserel).fdw_private = pg_sys::lappend_int(std::ptr::null_mut(), 1) as *mut _;
+        );
+    // Rows the scan will decode once its conditions prune files, row groups and pages
+    // (parameters of prepared statements are unknown yet): a point lookup costs one page.
+    let decode = rows_to_decode(&prepared, quals, (*baserel).relid).unwrap_or(total);
+    if total > 0.0 && decode < total {
+        (*baserel).pages = ((*baserel).pages as f64 * decode / total).ceil() as pg_sys::BlockNumber;
+    }
+    let plan = pg_sys::palloc0(std::mem::size_of::<RelPlan>()) as *mut RelPlan;
+    *plan = RelPlan { countable, decode };
+    (*baserel).fdw_private = plan as *mut _;
+}
+
+/// What planning learned of a base relation, kept in its `RelOptInfo.fdw_private` (planner
+/// memory) for the path and upper-path callbacks.
+#[repr(C)]
+pub struct RelPlan {
+    /// Every condition can be taken by a pushed `count(*)` (crate::count).
+    pub countable: bool,
+    /// Rows the scan is expected to decode (records less what pruning skips).
+    pub decode: f64,
+}
+
+/// The [`RelPlan`] of a base relation planned by [`get_foreign_rel_size`], if any.
+///
+/// # Safety
+/// `rel` must be a valid `RelOptInfo` of the planner.
+pub unsafe fn rel_plan(rel: *mut pg_sys::RelOptInfo) -> Option<&'static RelPlan> {
+    ((*rel).fdw_private as *const RelPlan).as_ref()
+}
+
+/// Footers read at most at plan time to count the rows pruning leaves.
+const PLAN_FOOTER_FILES: usize = 64;
+
+/// The rows a scan of `prepared` with conditions `quals` decodes: the files manifest pruning
+/// keeps, less the row groups and pages their footers rule out (core: `Scan::rows_to_decode`).
+/// `None` when it cannot be told (no snapshot, or a file that cannot be read now: the scan
+/// reports that error itself).
+unsafe fn rows_to_decode(prepared: &Prepared, quals: *mut pg_sys::List, rti: u32) -> Option<f64> {
+    prepared.snapshot.as_ref()?;
+    let pushed = quals::extract(quals, rti, &prepared.push_columns, std::ptr::null_mut());
+    let predicates: Vec<_> = pushed.iter().map(|x| x.predicate.clone()).collect();
+    let pruner = Pruner::new(
+        prepared.table.metadata(),
+        prepared.scan.table_schema(),
+        predicates.clone(),
+    );
+    let scan = prepared
+        .builder
+        .clone()
+        .row_group_filter(predicates)
+        .build(&prepared.table)
+        .ok()?;
+    let estimate = async move {
+        let tasks = scan.plan_files().await?;
+        let (tasks, _) = pruner.prune(tasks);
+        scan.rows_to_decode(&tasks, PLAN_FOOTER_FILES).await
+    };
+    match runtime::block_on_interruptible(estimate) {
+        Ok(Ok(rows)) => Some(rows as f64),
+        _ => None,
     }
 }
 
@@ -337,10 +394,10 @@ unsafe extern "C-unwind" fn get_foreign_paths(
     _relid: pg_sys::Oid,
 ) {
     let rows = (*baserel).rows;
-    let tuples = (*baserel).tuples;
+    let decoded = rel_plan(baserel).map_or((*baserel).tuples, |p| p.decode);
     let startup = 10.0;
     // Reading and decoding a row costs about what a sequential scan of a heap row does.
-    let run = tuples * (pg_sys::cpu_tuple_cost * 2.0) + rows * pg_sys::cpu_tuple_cost;
+    let run = decoded * (pg_sys::cpu_tuple_cost * 2.0) + rows * pg_sys::cpu_tuple_cost;
     let path = foreign_path(root, baserel, rows, startup, startup + run);
     pg_sys::add_path(baserel, path as *mut pg_sys::Path);
     // A parallel scan: the leader and its workers share the units (crate::parallel).

@@ -105,3 +105,39 @@ async fn pages_prune_inside_a_row_group() {
     let got = read(vec![eq(4300)]).await;
     assert!(got.iter().any(|r| r["id"] == 4300));
 }
+
+/// What a planner is told a scan decodes (`Scan::rows_to_decode`) on the same table: the
+/// pages pruning leaves, deleted positions included (their pages are decoded too); the
+/// whole file without a filter, or with more files than footers may be read for.
+#[tokio::test]
+async fn rows_to_decode_counts_the_pages_pruning_leaves() {
+    use icefloe_core::scan::prune::{CmpOp, Predicate};
+    use icefloe_core::spec::Literal;
+    let dir = icefloe_testkit::fixtures_dir().join("pg_edge/pages");
+    let table = Table::open(dir.to_str().unwrap()).await.unwrap();
+    let id = table.metadata().current_schema().column("id").unwrap().id;
+    let eq = |v: i64| Predicate::Cmp {
+        field_id: id,
+        op: CmpOp::Eq,
+        value: Literal::Long(v),
+    };
+    for (preds, max_files, want) in [
+        (vec![], 64, 5000),
+        (vec![eq(4300)], 64, 500),
+        (vec![eq(4300)], 0, 5000),
+        (vec![eq(10)], 64, 500),
+        (vec![Predicate::Or(vec![eq(10), eq(4999)])], 64, 1000),
+        (vec![eq(5000)], 64, 0),
+    ] {
+        let scan = Scan::builder()
+            .row_group_filter(preds.clone())
+            .build(&table)
+            .unwrap();
+        let tasks = scan.plan_files().await.unwrap();
+        let got = scan.rows_to_decode(&tasks, max_files).await.unwrap();
+        assert_eq!(
+            got, want,
+            "{preds:?} with footers of at most {max_files} files"
+        );
+    }
+}

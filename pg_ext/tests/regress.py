@@ -1687,6 +1687,30 @@ def pages_are_pruned_inside_a_row_group():
     psql("DROP FOREIGN TABLE pg_pages")
 
 
+
+@test
+def plans_cost_the_rows_pruning_leaves():
+    """Item 12, at plan time: a scan is costed by the rows it will decode once its conditions
+    prune row groups and pages (cost = 10 + 2 * cpu_tuple_cost * decoded + cpu_tuple_cost *
+    rows), so a point lookup on a large table is not planned as a full (or parallel) scan.
+    Parameters are unknown when a generic plan is made: those count the whole file."""
+    d = edge_table("pages")
+    psql(f"DROP FOREIGN TABLE IF EXISTS pg_cost; CREATE FOREIGN TABLE pg_cost (_row_id bigint, id bigint, name text) "
+         f"SERVER lake OPTIONS (location '{d}')")
+
+    def decoded(sql, setup=""):
+        plan = json.loads(psql(f"{setup} EXPLAIN (FORMAT JSON) {sql}"))[0]["Plan"]
+        return round((plan["Total Cost"] - 10 - 0.01 * plan["Plan Rows"]) / 0.02)
+
+    for cond, want in [("id = 4300", 500), ("id IN (10, 4999)", 1000), ("id > 100000", 0), ("id >= 0", 5000)]:
+        got = decoded(f"SELECT * FROM pg_cost WHERE {cond}")
+        assert got == want, (cond, got, want)
+    assert decoded("SELECT * FROM pg_cost") == 5000
+    got = decoded("EXECUTE q(4300)", "SET plan_cache_mode = force_generic_plan; "
+                  "PREPARE q(bigint) AS SELECT * FROM pg_cost WHERE id = $1;")
+    assert got == 5000, got
+    psql("DROP FOREIGN TABLE pg_cost")
+
 PARALLEL = ("SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0; "
             "SET max_parallel_workers_per_gather = 2; "
             # Tiny tables: make the parallel plan's saving exceed the planner's 1% cost fuzz.

@@ -89,7 +89,7 @@ unsafe fn sample(
     )?;
     let tasks = state.tasks();
     let records: i64 = tasks.iter().map(|t| t.data_file.record_count.max(0)).sum();
-    let exact = crate::count::from_metadata(tasks);
+    let exact = icefloe_core::scan::live_count::live_rows_from_metadata(tasks);
     let drawn = icefloe_core::scan::sample::positions_drawn(tasks, draw);
     let files = tasks.len();
     let natts = (*tupdesc).natts as usize;

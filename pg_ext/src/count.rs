@@ -11,7 +11,6 @@
 //! core proves from partition values that every row of each file left after pruning matches,
 //! so the files' counts are the answer.
 
-use icefloe_core::FileScanTask;
 use pgrx::pg_sys;
 use pgrx::{is_a, pg_guard};
 
@@ -19,24 +18,6 @@ use crate::pgutil::list_nodes;
 
 /// `count(*)`'s function OID (`F_COUNT_` in fmgroids.h, fixed since Postgres 7).
 const COUNT_STAR_OID: u32 = 2803;
-
-/// The live row count of the tasks from their metadata; `None` when a position delete file
-/// or an equality delete applies to some data file.
-pub fn from_metadata(tasks: &[FileScanTask]) -> Option<i64> {
-    let mut total: i64 = 0;
-    for t in tasks {
-        if !t.position_deletes.is_empty() || !t.equality_deletes.is_empty() {
-            return None;
-        }
-        let deleted = t
-            .deletion_vector
-            .as_ref()
-            .map(|dv| dv.file.record_count)
-            .unwrap_or(0);
-        total = total.checked_add(t.data_file.record_count.checked_sub(deleted)?)?;
-    }
-    Some(total)
-}
 
 /// Whether `node` is a plain `count(*)`.
 unsafe fn is_count_star(node: *mut pg_sys::Node) -> bool {

@@ -1159,7 +1159,7 @@ unsafe fn begin(
                 )));
             }
             Some(AggCount {
-                from_metadata: crate::count::from_metadata(&tasks),
+                from_metadata: icefloe_core::scan::live_count::live_rows_from_metadata(&tasks),
                 returned: false,
             })
         }

@@ -163,3 +163,46 @@ async fn refs_and_time_travel_select_the_right_snapshot() {
     assert!(table.select(&SnapshotSelector::AsOf(first - 1)).is_err());
     assert!(table.select(&SnapshotSelector::Ref("nope".into())).is_err());
 }
+
+/// The live row count from metadata (`scan::live_count`) is the number of rows Spark read at
+/// every snapshot where it gives one, and it gives none where a V2 position delete file or an
+/// equality delete applies (metadata cannot tell those apart from a read).
+#[tokio::test(flavor = "multi_thread")]
+async fn live_count_from_metadata_is_the_rows_spark_read() {
+    use icefloe_core::scan::live_count::live_rows_from_metadata;
+    let (mut counted, mut refused) = (0, 0);
+    for s in all_snapshots() {
+        let table = Table::open(s.table_dir.to_str().unwrap()).await.unwrap();
+        let Ok(scan) = Scan::builder()
+            .snapshot(SnapshotSelector::Id(s.snapshot_id))
+            .build(&table)
+        else {
+            continue;
+        };
+        let tasks = scan.plan_files().await.unwrap();
+        let needs_a_read = tasks
+            .iter()
+            .any(|t| !t.position_deletes.is_empty() || !t.equality_deletes.is_empty());
+        match live_rows_from_metadata(&tasks) {
+            Some(n) => {
+                assert!(!needs_a_read, "{} @ {}", s.table, s.snapshot_id);
+                assert_eq!(
+                    n as usize,
+                    s.expected_rows().len(),
+                    "{} @ {}",
+                    s.table,
+                    s.snapshot_id
+                );
+                counted += 1;
+            }
+            None => {
+                assert!(needs_a_read, "{} @ {}: no count", s.table, s.snapshot_id);
+                refused += 1;
+            }
+        }
+    }
+    assert!(
+        counted > 40 && refused > 3,
+        "{counted} counted, {refused} refused"
+    );
+}

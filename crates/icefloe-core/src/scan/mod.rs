@@ -6,6 +6,7 @@ pub mod arrow_schema;
 pub mod estimate;
 pub mod filter;
 pub mod lineage;
+pub mod live_count;
 pub mod metadata_columns;
 pub mod page_index;
 pub mod parquet_view;

@@ -71,6 +71,25 @@ fn rewrite_parquet(
     w.close().unwrap();
 }
 
+/// Rewrites the first data file `t`'s current snapshot reads (in the copy at `dir`) with the
+/// same rows in row groups of 2, uncompressed; returns its recorded and its new size in bytes.
+async fn rewrite_first_data_file(t: &Table, dir: &Path) -> (i64, i64) {
+    let tasks = Scan::builder()
+        .build(t)
+        .unwrap()
+        .plan_files()
+        .await
+        .unwrap();
+    let file = local(t, dir, &tasks[0].data_file.file_path);
+    let props = WriterProperties::builder()
+        .set_max_row_group_row_count(Some(2))
+        .set_compression(parquet::basic::Compression::UNCOMPRESSED)
+        .build();
+    rewrite_parquet(&file, props, &|f, c| (f.clone(), c.clone()));
+    let real = std::fs::metadata(&file).unwrap().len() as i64;
+    (tasks[0].data_file.file_size_in_bytes, real)
+}
+
 /// Item 10. Edit: one data file of v3_types is rewritten with the same rows but no compression
 /// and small row groups, as a tool that copies or recompresses files would, so the object is
 /// no longer the size its manifest entry records. The footer must be found at the object's real
@@ -79,21 +98,8 @@ fn rewrite_parquet(
 async fn data_file_size_differs_from_the_manifest() {
     let tmp = copy_table(&table_dir("v3_types"));
     let t = Table::open(tmp.path().to_str().unwrap()).await.unwrap();
-    let tasks = Scan::builder()
-        .build(&t)
-        .unwrap()
-        .plan_files()
-        .await
-        .unwrap();
-    let task = &tasks[0];
-    let file = local(&t, tmp.path(), &task.data_file.file_path);
-    let props = WriterProperties::builder()
-        .set_max_row_group_row_count(Some(2))
-        .set_compression(parquet::basic::Compression::UNCOMPRESSED)
-        .build();
-    rewrite_parquet(&file, props, &|f, c| (f.clone(), c.clone()));
-    let real = std::fs::metadata(&file).unwrap().len() as i64;
-    assert_ne!(real, task.data_file.file_size_in_bytes);
+    let (recorded, real) = rewrite_first_data_file(&t, tmp.path()).await;
+    assert_ne!(real, recorded);
     let fresh = Table::open_with(tmp.path().to_str().unwrap(), Arc::new(Caches::new(1 << 24)))
         .await
         .unwrap();
@@ -119,20 +125,8 @@ async fn kept_footer_is_not_used_for_a_file_replaced_in_place() {
     }
     caches.parquet_footers.run_pending_tasks().await;
     assert!(caches.parquet_footers.entry_count() > 0, "no footer kept");
-    let tasks = Scan::builder()
-        .build(&t)
-        .unwrap()
-        .plan_files()
-        .await
-        .unwrap();
-    let file = local(&t, tmp.path(), &tasks[0].data_file.file_path);
-    let before = std::fs::metadata(&file).unwrap().len();
-    let props = WriterProperties::builder()
-        .set_max_row_group_row_count(Some(2))
-        .set_compression(parquet::basic::Compression::UNCOMPRESSED)
-        .build();
-    rewrite_parquet(&file, props, &|f, c| (f.clone(), c.clone()));
-    assert_ne!(std::fs::metadata(&file).unwrap().len(), before);
+    let (recorded, real) = rewrite_first_data_file(&t, tmp.path()).await;
+    assert_ne!(real, recorded);
     let got = rows(&t, None).await.unwrap();
     assert_eq!(diff_rows(&got, &want.expected_rows()), None);
 }

@@ -2,7 +2,8 @@
 //!
 //! A view (`data.csv`, or `files/<f>.csv`) is the header followed by the rows of some data files
 //! of a snapshot. Its chunks are the Arrow batches the core yields for each file: a first,
-//! counting pass encodes every batch once to learn its length (the [`FileLayout`] of each file,
+//! counting pass measures every batch with the core's length pass (no text is produced) to
+//! learn its length (the [`FileLayout`] of each file,
 //! shared by `data.csv` and the per-file view), which gives the exact file size and the byte
 //! offset of every chunk. A read at offset X then renders only the chunks covering X. Rendered
 //! chunks live in a cache bounded by weight; a chunk that is not cached is rendered through the
@@ -16,6 +17,7 @@ use arrow::record_batch::RecordBatch;
 use bytes::Bytes;
 use futures::stream::BoxStream;
 use futures::StreamExt;
+use icefloe_core::encode::csv_batch_len;
 use moka::future::Cache;
 
 use crate::error::{FuseError, Result};
@@ -295,11 +297,11 @@ impl CsvViews {
         let handles: Vec<_> = tasks
             .iter()
             .map(|&t| {
-                let (plan, cache, permits) = (plan.clone(), self.cache.clone(), permits.clone());
+                let (plan, permits) = (plan.clone(), permits.clone());
                 let sizing = sizing.clone();
                 tokio::spawn(async move {
                     let _permit = permits.acquire_owned().await;
-                    let l = layout(&plan, t, &cache, &sizing).await;
+                    let l = layout(&plan, t, &sizing).await;
                     sizing.file_done();
                     l
                 })
@@ -336,14 +338,9 @@ impl CsvViews {
     }
 }
 
-/// The layout of one data file, counted once per plan: every batch is encoded (and cached, as
-/// the first read will want it) to learn its length.
-async fn layout(
-    plan: &Arc<SnapshotPlan>,
-    task: usize,
-    cache: &ChunkCache,
-    sizing: &Sizing,
-) -> Result<Arc<FileLayout>> {
+/// The layout of one data file, counted once per plan: the core's length pass gives each
+/// batch's CSV length without rendering it.
+async fn layout(plan: &Arc<SnapshotPlan>, task: usize, sizing: &Sizing) -> Result<Arc<FileLayout>> {
     let layout = plan.layouts[task]
         .get_or_try_init(|| async {
             let mut stream = plan.scan.read_task(plan.tasks[task].clone());
@@ -351,19 +348,7 @@ async fn layout(
             while let Some(batch) = stream.next().await {
                 let batch = batch?;
                 sizing.add_rows(batch.num_rows());
-                let bytes = plan.csv.rows(&batch)?;
-                if !bytes.is_empty() {
-                    let key = ChunkKey {
-                        table: plan.table_id,
-                        snapshot: plan.snapshot.snapshot_id,
-                        task,
-                        batch: batch_lens.len(),
-                    };
-                    batch_lens.push(bytes.len() as u64);
-                    cache.insert(key, bytes).await;
-                } else {
-                    batch_lens.push(0);
-                }
+                batch_lens.push(csv_batch_len(&batch)?);
             }
             Ok::<_, FuseError>(Arc::new(FileLayout { batch_lens }))
         })

@@ -82,6 +82,52 @@ pub fn push_json_escaped(out: &mut Vec<u8>, bytes: &[u8]) {
     }
 }
 
+/// The length of what [`push_json_escaped`] appends for `bytes`: the bytes plus one for each
+/// two-character escape and five for each `\u00XX`.
+#[inline]
+pub fn json_escaped_len(bytes: &[u8]) -> usize {
+    // Most strings need no escape: a branch-free test of whole blocks first (vectorized).
+    let needs = |b: u8| (b < 0x20) | (b == b'"') | (b == b'\\');
+    let mut extra = 0;
+    for block in bytes.chunks(64) {
+        if !block.iter().fold(false, |acc, &b| acc | needs(b)) {
+            continue;
+        }
+        for &b in block {
+            extra += match ESCAPE[b as usize] {
+                0 => 0,
+                b'u' => 5,
+                _ => 1,
+            };
+        }
+    }
+    bytes.len() + extra
+}
+
+/// The number of decimal digits of `v` (1 for 0).
+#[inline]
+pub fn digits_u128(v: u128) -> usize {
+    match v.checked_ilog10() {
+        Some(l) => l as usize + 1,
+        None => 1,
+    }
+}
+
+/// The number of decimal digits of `v` (1 for 0).
+#[inline]
+pub fn digits_u64(v: u64) -> usize {
+    match v.checked_ilog10() {
+        Some(l) => l as usize + 1,
+        None => 1,
+    }
+}
+
+/// The length of what [`push_int`] appends for a signed `v`.
+#[inline]
+pub fn int_len(v: i64) -> usize {
+    usize::from(v < 0) + digits_u64(v.unsigned_abs())
+}
+
 /// Appends an integer in decimal.
 #[inline]
 pub fn push_int<I: itoa::Integer>(out: &mut Vec<u8>, v: I) {
@@ -121,6 +167,38 @@ pub fn push_f64(out: &mut Vec<u8>, v: f64, quote_non_finite: bool) {
     push_f64_ryu(out, v);
 }
 
+/// The length of what [`push_f64`] appends for `v`, computed without writing in the common
+/// cases (non-finite values and those of [`few_decimals`]); other values are formatted into
+/// `scratch` (cleared first), so nothing is allocated once it has grown.
+#[inline]
+pub fn f64_len(v: f64, quote_non_finite: bool, scratch: &mut Vec<u8>) -> usize {
+    if !v.is_finite() {
+        let n = if v.is_nan() {
+            3
+        } else if v > 0.0 {
+            8
+        } else {
+            9
+        };
+        return n + if quote_non_finite { 2 } else { 0 };
+    }
+    if let Some((m, k)) = few_decimals(v) {
+        let sign = usize::from(v < 0.0);
+        let digits = digits_u64(m);
+        return sign
+            + if k == 0 {
+                digits + 2
+            } else if digits > k {
+                digits + 1
+            } else {
+                2 + k
+            };
+    }
+    scratch.clear();
+    push_f64_ryu(scratch, v);
+    scratch.len()
+}
+
 /// Fast path of [`push_f64`] for values with at most 3 decimals and magnitude in
 /// [0.001, 1e12) (prices, amounts, halves and quarters, whole numbers): the shortest
 /// representation is then `m / 10^k` for the smallest `k` at which `m = round(|v|·10^k)`
@@ -129,38 +207,46 @@ pub fn push_f64(out: &mut Vec<u8>, v: f64, quote_non_finite: bool) {
 /// or closer decimal exists). Returns false, writing nothing, for other values and for zeros.
 #[inline]
 fn push_f64_few_decimals(out: &mut Vec<u8>, v: f64) -> bool {
+    let Some((m, k)) = few_decimals(v) else {
+        return false;
+    };
+    if v < 0.0 {
+        out.push(b'-');
+    }
+    let mut b = itoa::Buffer::new();
+    let digits = b.format(m).as_bytes();
+    if k == 0 {
+        out.extend_from_slice(digits);
+        out.extend_from_slice(b".0");
+    } else if digits.len() > k {
+        let int_len = digits.len() - k;
+        out.extend_from_slice(&digits[..int_len]);
+        out.push(b'.');
+        out.extend_from_slice(&digits[int_len..]);
+    } else {
+        out.extend_from_slice(b"0.");
+        out.resize(out.len() + (k - digits.len()), b'0');
+        out.extend_from_slice(digits);
+    }
+    true
+}
+
+/// The decision of [`push_f64_few_decimals`]: `|v| = m / 10^k` with the smallest `k ≤ 3`.
+#[inline]
+fn few_decimals(v: f64) -> Option<(u64, usize)> {
     let a = v.abs();
     if !(1e-3..1e12).contains(&a) {
-        return false;
+        return None;
     }
     let mut scale = 1.0;
     for k in 0..=3usize {
         let m = (a * scale).round();
         if m / scale == a {
-            let m = m as u64;
-            if v < 0.0 {
-                out.push(b'-');
-            }
-            let mut b = itoa::Buffer::new();
-            let digits = b.format(m).as_bytes();
-            if k == 0 {
-                out.extend_from_slice(digits);
-                out.extend_from_slice(b".0");
-            } else if digits.len() > k {
-                let int_len = digits.len() - k;
-                out.extend_from_slice(&digits[..int_len]);
-                out.push(b'.');
-                out.extend_from_slice(&digits[int_len..]);
-            } else {
-                out.extend_from_slice(b"0.");
-                out.resize(out.len() + (k - digits.len()), b'0');
-                out.extend_from_slice(digits);
-            }
-            return true;
+            return Some((m as u64, k));
         }
         scale *= 10.0;
     }
-    false
+    None
 }
 
 /// The general path of [`push_f64`] for finite values: ryu's shortest digits, reformatted.
@@ -245,6 +331,31 @@ pub fn push_decimal(out: &mut Vec<u8>, unscaled: i128, scale: i8) {
     }
 }
 
+/// The length of what [`push_decimal`] appends.
+#[inline]
+pub fn decimal_len(unscaled: i128, scale: i8) -> usize {
+    let sign = usize::from(unscaled < 0);
+    let abs = unscaled.unsigned_abs();
+    let digits = match u64::try_from(abs) {
+        Ok(small) => digits_u64(small),
+        Err(_) => digits_u128(abs),
+    };
+    if scale <= 0 {
+        let zeros = if unscaled != 0 {
+            (-(scale as i32)) as usize
+        } else {
+            0
+        };
+        return sign + digits + zeros;
+    }
+    let scale = scale as usize;
+    sign + if digits > scale {
+        digits + 1
+    } else {
+        2 + scale
+    }
+}
+
 /// "00", "01", … "99".
 static PAIRS: [[u8; 2]; 100] = {
     let mut t = [[0u8; 2]; 100];
@@ -314,6 +425,44 @@ pub fn push_date(out: &mut Vec<u8>, days: i64) {
     put2(&mut b, 5, m);
     put2(&mut b, 8, d);
     out.extend_from_slice(&b);
+}
+
+/// Days since 1970-01-01 of 0000-01-01 and 9999-12-31: [`push_date`] writes exactly 10
+/// characters for the days between them.
+const FOUR_DIGIT_YEARS: std::ops::RangeInclusive<i64> = -719_528..=2_932_896;
+
+/// The length of what [`push_date`] appends, when it is the fixed `YYYY-MM-DD` (years
+/// 0..=9999); `None` for expanded years.
+#[inline]
+pub fn date_len(days: i64) -> Option<usize> {
+    FOUR_DIGIT_YEARS.contains(&days).then_some(10)
+}
+
+/// The values (in `unit` since the epoch) [`push_timestamp`] writes with a four-digit year,
+/// where its length is fixed ([`timestamp_len`]).
+pub fn fixed_timestamps(unit: TimeUnit) -> std::ops::RangeInclusive<i64> {
+    let (per_sec, _) = unit_scale(unit);
+    let per_sec = i128::from(per_sec);
+    let lo = i128::from(*FOUR_DIGIT_YEARS.start()) * 86_400 * per_sec;
+    let hi = (i128::from(*FOUR_DIGIT_YEARS.end()) + 1) * 86_400 * per_sec - 1;
+    let clamp = |v: i128| v.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
+    clamp(lo)..=clamp(hi)
+}
+
+/// The length of what [`push_timestamp`] appends for a value in [`fixed_timestamps`]:
+/// `YYYY-MM-DDTHH:MM:SS`, the fraction and `+00:00` when `utc`.
+#[inline]
+pub fn timestamp_len(unit: TimeUnit, utc: bool) -> usize {
+    let (_, digits) = unit_scale(unit);
+    19 + if digits > 0 { 1 + digits } else { 0 } + if utc { 6 } else { 0 }
+}
+
+/// The length of what [`push_time`] appends, when it is the fixed `HH:MM:SS[.f…]` (from 0 up
+/// to 100 hours); `None` otherwise.
+#[inline]
+pub fn time_len(v: i64, unit: TimeUnit) -> Option<usize> {
+    let (per_sec, digits) = unit_scale(unit);
+    (v >= 0 && v / per_sec < 360_000).then_some(8 + if digits > 0 { 1 + digits } else { 0 })
 }
 
 /// Units per second and fraction digits written for a time unit: seconds have no fraction,

@@ -11,6 +11,7 @@
 pub mod csv;
 pub mod format;
 pub mod jsonl;
+pub mod length;
 pub mod parquet;
 pub mod value;
 pub mod variant;
@@ -18,6 +19,7 @@ pub mod writer;
 
 pub use csv::CsvWriter;
 pub use jsonl::JsonLinesWriter;
+pub use length::{csv_batch_len, jsonl_batch_len};
 pub use parquet::ParquetWriter;
 pub use value::{ColumnEncoder, Flavor};
 pub use writer::{BatchWriter, Encoding};
@@ -62,5 +64,7 @@ pub(crate) fn io_error(e: std::io::Error) -> Error {
     Error::Output(e.to_string())
 }
 
+#[cfg(test)]
+mod length_tests;
 #[cfg(test)]
 mod tests;

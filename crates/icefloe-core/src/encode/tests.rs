@@ -31,7 +31,7 @@ fn typed(f: Field, iceberg_type: &str) -> Field {
 }
 
 /// Four rows: ordinary values, edge values, all NULL, more edge values.
-fn all_types_batch() -> RecordBatch {
+pub(super) fn all_types_batch() -> RecordBatch {
     let utc: Option<Arc<str>> = Some("+00:00".into());
     let st_fields = Fields::from(vec![
         fid("x", DataType::Int32, 20),

@@ -67,9 +67,9 @@ pub enum Flavor {
 /// small allocations per column and nesting level), cheap per value (one `match`, no
 /// allocation, no downcast).
 pub struct ColumnEncoder<'a> {
-    enc: Enc<'a>,
-    json: bool,
-    may_need_quoting: bool,
+    pub(super) enc: Enc<'a>,
+    pub(super) json: bool,
+    pub(super) may_need_quoting: bool,
 }
 
 impl<'a> ColumnEncoder<'a> {
@@ -151,13 +151,13 @@ pub fn value_to_json(array: &dyn Array, field: &Field, row: usize) -> Result<Str
 }
 
 /// One prepared (sub)column.
-struct Enc<'a> {
-    nulls: Option<NullBuffer>,
-    all_null: bool,
-    node: Node<'a>,
+pub(super) struct Enc<'a> {
+    pub(super) nulls: Option<NullBuffer>,
+    pub(super) all_null: bool,
+    pub(super) node: Node<'a>,
 }
 
-enum Node<'a> {
+pub(super) enum Node<'a> {
     Null,
     Bool(&'a BooleanBuffer),
     I8(&'a [i8]),
@@ -197,7 +197,7 @@ enum Node<'a> {
     Map(Box<MapEnc<'a>>),
 }
 
-struct MapEnc<'a> {
+pub(super) struct MapEnc<'a> {
     offsets: &'a [i32],
     keys: Enc<'a>,
     values: Enc<'a>,
@@ -381,14 +381,14 @@ macro_rules! quoted {
 
 impl Enc<'_> {
     #[inline]
-    fn is_null(&self, i: usize) -> bool {
+    pub(super) fn is_null(&self, i: usize) -> bool {
         self.all_null || self.nulls.as_ref().is_some_and(|n| n.is_null(i))
     }
 
     /// Appends value `i`; `json` selects JSON quoting for string-like leaves (nested values are
     /// always written with `json = true`). NULL writes `null` (callers of the text flavour check
     /// [`Self::is_null`] first).
-    fn write(&mut self, i: usize, out: &mut Vec<u8>, json: bool) {
+    pub(super) fn write(&mut self, i: usize, out: &mut Vec<u8>, json: bool) {
         if self.is_null(i) {
             out.extend_from_slice(b"null");
             return;

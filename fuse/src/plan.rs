@@ -20,6 +20,8 @@ pub struct SnapshotPlan {
     pub table_id: usize,
     /// The snapshot.
     pub snapshot: Snapshot,
+    /// The table schema the snapshot is read with.
+    pub schema_id: i32,
     /// The core's scan of the snapshot, with `_row_id` and `_last_updated_sequence_number`.
     pub scan: Scan,
     /// One task per live data file, in the core's order (the order of `data.csv`).
@@ -60,6 +62,7 @@ impl SnapshotPlan {
             csv,
             table_id,
             snapshot,
+            schema_id,
             scan,
             tasks,
             file_names,

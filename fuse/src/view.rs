@@ -29,11 +29,13 @@ use crate::tree::{Scope, ViewKey};
 /// How many data files the counting pass reads at once.
 const COUNT_CONCURRENCY: usize = 2;
 
-/// A rendered chunk: one batch of one data file of one snapshot.
+/// A rendered chunk: one batch of one data file of one snapshot read with one table schema
+/// (the same batch read with two schemas is two texts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ChunkKey {
     pub table: usize,
     pub snapshot: i64,
+    pub schema: i32,
     pub task: usize,
     pub batch: usize,
 }
@@ -146,6 +148,10 @@ impl CsvView {
         while pos < end && i < self.chunks.len() {
             let c = self.chunks[i];
             let bytes = self.chunk(c, cursor).await?;
+            if bytes.len() as u64 != c.len {
+                // Never slice a chunk by another chunk's offsets.
+                return Err(self.miscounted(c, bytes.len()));
+            }
             let from = (pos - c.offset) as usize;
             let to = ((end - c.offset) as usize).min(bytes.len());
             out.extend_from_slice(&bytes[from..to]);
@@ -170,8 +176,20 @@ impl CsvView {
         ChunkKey {
             table: self.plan.table_id,
             snapshot: self.plan.snapshot.snapshot_id,
+            schema: self.plan.schema_id,
             task: c.task,
             batch: c.batch,
+        }
+    }
+
+    /// Chunk `c` has `len` bytes where the counting pass found `c.len`.
+    fn miscounted(&self, c: Chunk, len: usize) -> FuseError {
+        FuseError::Inconsistent {
+            view: self.name.clone(),
+            reason: format!(
+                "batch {} of task {} is {len} bytes, counted {}",
+                c.batch, c.task, c.len
+            ),
         }
     }
 
@@ -215,16 +233,7 @@ impl CsvView {
         cur.next += 1;
         let bytes = self.plan.csv.rows(&batch)?;
         if bytes.len() as u64 != c.len {
-            return Err(FuseError::Inconsistent {
-                view: self.name.clone(),
-                reason: format!(
-                    "batch {} of task {} is {} bytes, counted {}",
-                    c.batch,
-                    c.task,
-                    bytes.len(),
-                    c.len
-                ),
-            });
+            return Err(self.miscounted(c, bytes.len()));
         }
         self.cache.insert(key, bytes.clone()).await;
         cursor.remember(key, bytes.clone());
@@ -433,6 +442,67 @@ mod tests {
             .await
             .expect("eof")
             .is_empty());
+    }
+
+    /// Reads the whole view through a fresh cursor.
+    async fn read_all(view: &Arc<CsvView>) -> Vec<u8> {
+        view.read(0, u32::MAX, &CursorSlot::default())
+            .await
+            .expect("read")
+    }
+
+    /// One snapshot read with two table schemas (its own and the current one, after a column
+    /// was added and one renamed) is two views sharing one chunk cache: each must serve its own
+    /// text, not the chunks the other rendered (they once shared cache keys, which served
+    /// `refs/dev`'s rows under `snapshots/<id>`'s size).
+    #[tokio::test(flavor = "multi_thread")]
+    async fn two_schemas_of_one_snapshot_do_not_share_chunks() {
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/fixtures/exact/warehouse/db/schema_rule"
+        );
+        let table = Table::open(dir).await.expect("open");
+        let dev = 8281097127026930738;
+        let current = table.metadata().current_schema().schema_id;
+        let views = CsvViews::new(16 << 20);
+        let mut texts = Vec::new();
+        for schema in [current, 0, current] {
+            assert_ne!(current, 0);
+            let plan = Arc::new(
+                SnapshotPlan::new(0, &table, dev, schema)
+                    .await
+                    .expect("plan"),
+            );
+            let key = ViewKey {
+                table: 0,
+                snapshot: dev,
+                schema,
+                scope: Scope::All,
+                format: Format::Csv,
+            };
+            let view = views.get(&key, &plan, "dev").await.expect("view");
+            let got = read_all(&view).await;
+            assert_eq!(
+                String::from_utf8(got.clone()).unwrap(),
+                String::from_utf8(whole(&plan).await).unwrap(),
+                "schema {schema}"
+            );
+            texts.push(got);
+        }
+        assert_ne!(texts[0], texts[1]);
+        // Spark's rows for the snapshot's own schema (tests/fixtures/exact), in file order.
+        let text = String::from_utf8(texts[1].clone()).unwrap();
+        let mut lines: Vec<&str> = text.lines().collect();
+        lines[1..].sort_unstable();
+        assert_eq!(
+            lines,
+            [
+                "_row_id,_last_updated_sequence_number,id,a",
+                "0,1,1,a1",
+                "1,1,2,a2",
+                "2,2,10,dev10"
+            ]
+        );
     }
 
     #[tokio::test(flavor = "multi_thread")]

@@ -130,6 +130,23 @@ pub fn mount_catalog(
     mount_from(opts, Some(connect), on_mounted)
 }
 
+/// The mount's `fsname` (shown by `mount` and in /proc/self/mountinfo) for `source`. The
+/// name travels in a comma-separated option list (fusermount3's `-o`), where a `,` would start
+/// another option and a `\` escapes the next byte: both are percent-encoded, and `%` too so the
+/// name still says which source it was.
+pub fn fsname(source: &str) -> String {
+    let mut name = String::from("icefloe:");
+    for c in source.chars() {
+        match c {
+            ',' => name.push_str("%2C"),
+            '\\' => name.push_str("%5C"),
+            '%' => name.push_str("%25"),
+            c => name.push(c),
+        }
+    }
+    name
+}
+
 fn mount_from(
     opts: &MountOptions,
     connect: Option<Connect>,
@@ -167,7 +184,7 @@ fn mount_from(
     let mut config = Config::default();
     config.mount_options = vec![
         MountOption::RO,
-        MountOption::FSName(format!("icefloe:{}", opts.source)),
+        MountOption::FSName(fsname(&opts.source)),
         MountOption::Subtype("icefloe".into()),
         MountOption::NoDev,
         MountOption::NoSuid,
@@ -204,4 +221,18 @@ fn mount_from(
     rt.shutdown_timeout(Duration::from_secs(2));
     render.shutdown_timeout(Duration::from_secs(2));
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fsname;
+
+    #[test]
+    fn fsname_has_no_option_separators() {
+        assert_eq!(fsname("/w/t"), "icefloe:/w/t");
+        assert_eq!(
+            fsname("/w/a,allow_other\\,dev%/t"),
+            "icefloe:/w/a%2Callow_other%5C%2Cdev%25/t"
+        );
+    }
 }

@@ -13,8 +13,8 @@ use bytes::Bytes;
 use fuser::{
     AccessFlags, Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation,
     INodeNo, LockOwner, Notifier, OpenAccMode, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate,
-    ReplyData, ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyWrite, ReplyXattr, Request,
-    TimeOrNow, WriteFlags,
+    ReplyData, ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite,
+    ReplyXattr, Request, TimeOrNow, WriteFlags,
 };
 use tokio::runtime::Handle;
 
@@ -702,6 +702,16 @@ impl Filesystem for IcefloeFs {
         } else {
             reply.data(stats.as_bytes())
         }
+    }
+
+    /// The views sized so far as the used blocks (nothing is free: the mount is read-only),
+    /// and the inodes the mount holds as its files.
+    fn statfs(&self, _req: &Request, _ino: INodeNo, reply: ReplyStatfs) {
+        let inner = &self.inner;
+        let bytes = inner.csv.known_bytes() + inner.parquet.known_bytes();
+        let blocks = bytes.div_ceil(u64::from(BLOCK_SIZE));
+        let files = inner.inodes.len() as u64;
+        reply.statfs(blocks, 0, 0, files, 0, BLOCK_SIZE, 255, BLOCK_SIZE);
     }
 
     fn listxattr(&self, _req: &Request, _ino: INodeNo, size: u32, reply: ReplyXattr) {

@@ -151,6 +151,14 @@ impl PqViews {
         self.len() == 0
     }
 
+    /// The summed sizes of the views kept whose size is known (those sized so far).
+    pub fn known_bytes(&self) -> u64 {
+        lock(&self.views)
+            .values()
+            .filter_map(|c| c.get().map(|v| v.size()))
+            .sum()
+    }
+
     /// The view `key` of `plan`, sized on first use (on the render pool).
     pub async fn get(
         &self,

@@ -272,6 +272,14 @@ impl CsvViews {
         self.len() == 0
     }
 
+    /// The summed sizes of the views kept whose size is known (those sized so far).
+    pub fn known_bytes(&self) -> u64 {
+        lock(&self.views)
+            .values()
+            .filter_map(|c| c.get().map(|v| v.size()))
+            .sum()
+    }
+
     /// The view `key` of `plan`, built by a counting pass on first use. `name` is used in logs.
     pub async fn get(
         &self,

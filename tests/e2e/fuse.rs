@@ -502,6 +502,39 @@ fn a_comma_in_the_source_path_is_not_a_mount_option() {
     }
 }
 
+/// Issue 11: `statfs` (`df`, `stat -f`) reports the views sized so far as used blocks and the
+/// inodes held as files, not zeros.
+#[test]
+fn statfs_counts_the_views_sized() {
+    let m = Mount::new(&table_dir("v3_basic"), &[]);
+    let statfs = || -> (u64, u64, u64) {
+        let out = Command::new("stat")
+            .args(["-f", "-c", "%b %S %c"])
+            .arg(m.path())
+            .output()
+            .expect("stat -f");
+        let text = String::from_utf8(out.stdout).unwrap();
+        let v: Vec<u64> = text
+            .split_whitespace()
+            .map(|x| x.parse().unwrap())
+            .collect();
+        (v[0], v[1], v[2])
+    };
+    let (blocks, bsize, _) = statfs();
+    assert_eq!((blocks, bsize), (0, 4096), "nothing sized yet");
+    let csv = std::fs::metadata(m.path().join("current/data.csv"))
+        .expect("stat")
+        .len();
+    let pq = std::fs::metadata(m.path().join("current/data.parquet"))
+        .expect("stat")
+        .len();
+    let (blocks, bsize, files) = statfs();
+    assert!(csv > 0 && pq > 0);
+    assert_eq!(blocks, (csv + pq).div_ceil(4096), "{csv} + {pq} bytes");
+    assert_eq!(bsize, 4096);
+    assert!(files >= 3, "root, current's target, data.csv: {files}");
+}
+
 #[test]
 fn writes_fail_with_erofs() {
     let m = Mount::new(&table_dir("v3_basic"), &[]);

@@ -34,6 +34,9 @@ impl CsvRenderer {
     pub fn rows(&self, batch: &RecordBatch) -> Result<Bytes> {
         let mut out = Vec::new();
         encode_batch(batch, &mut out)?;
+        // The chunk cache weighs the length: the capacity the Vec grew to beyond it would be
+        // held uncounted (up to as much again).
+        out.shrink_to_fit();
         Ok(Bytes::from(out))
     }
 }

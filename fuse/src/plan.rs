@@ -1,7 +1,7 @@
 //! A planned snapshot: the core's scan of one snapshot, its data file tasks, and the names the
 //! per-file views get under `files/`.
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use icefloe_core::scan::partition_dirs::{partition_dirs, PartitionDir};
@@ -49,6 +49,8 @@ impl SnapshotPlan {
             .snapshot(SnapshotSelector::Id(snapshot_id))
             .schema_id(schema_id)
             .lineage(true)
+            // Many readers at once, each holding a few slices of a file, not a row group.
+            .sliced_reads(true)
             .build(table)?;
         let tasks = scan.plan_files().await?;
         let snapshot = scan.snapshot().cloned().ok_or_else(|| {
@@ -77,27 +79,36 @@ impl SnapshotPlan {
     }
 }
 
-/// View stems for data file paths: the file name without its extension; a stem already taken
-/// gets `~2`, `~3`… so that every data file has its own name.
+/// View stems for data file paths: the file name without its extension. Every stem's first
+/// file keeps it; a later file with the same stem (another partition directory, another
+/// format) gets `~2`, `~3`… — the first such suffix that no file's own stem already is, so
+/// that every data file has its own name.
 pub fn view_names<'a>(paths: impl Iterator<Item = &'a str>) -> Vec<String> {
-    let mut seen: HashMap<String, usize> = HashMap::new();
-    paths
+    let stems: Vec<&str> = paths
         .map(|p| {
             let base = p.rsplit('/').next().unwrap_or(p);
-            let stem = base
-                .rsplit_once('.')
+            base.rsplit_once('.')
                 .map(|(s, _)| s)
                 .filter(|s| !s.is_empty())
-                .unwrap_or(base);
-            let n = seen.entry(stem.to_string()).or_insert(0);
-            *n += 1;
-            if *n == 1 {
-                stem.to_string()
-            } else {
-                format!("{stem}~{n}")
-            }
+                .unwrap_or(base)
         })
-        .collect()
+        .collect();
+    let mut taken: HashSet<String> = HashSet::with_capacity(stems.len());
+    let mut names: Vec<Option<String>> = stems
+        .iter()
+        .map(|s| taken.insert(s.to_string()).then(|| s.to_string()))
+        .collect();
+    for (name, stem) in names.iter_mut().zip(&stems) {
+        if name.is_none() {
+            let unique = (2..)
+                .map(|n| format!("{stem}~{n}"))
+                .find(|c| !taken.contains(c))
+                .expect("a free suffix");
+            taken.insert(unique.clone());
+            *name = Some(unique);
+        }
+    }
+    names.into_iter().map(|n| n.expect("named")).collect()
 }
 
 #[cfg(test)]
@@ -116,5 +127,22 @@ mod tests {
             .into_iter(),
         );
         assert_eq!(names, ["00000-1-x", "00000-1-x~2", "b", "c"]);
+    }
+
+    #[test]
+    fn a_suffix_never_takes_another_files_own_stem() {
+        let names = view_names(
+            [
+                "/w/t/data/a=1/x.parquet",
+                "/w/t/data/a=2/x.parquet",
+                "/w/t/data/a=3/x~2.parquet",
+                "/w/t/data/a=4/x.avro",
+                "/w/t/data/a=5/x~3",
+            ]
+            .into_iter(),
+        );
+        assert_eq!(names, ["x", "x~4", "x~2", "x~5", "x~3"]);
+        let unique: HashSet<&String> = names.iter().collect();
+        assert_eq!(unique.len(), names.len());
     }
 }

@@ -33,6 +33,8 @@ pub struct FileReader {
     schema: SchemaRef,
     num_rows: u64,
     batch_size: usize,
+    /// Whether a local Parquet file is read in slices too.
+    sliced: bool,
     inner: Inner,
 }
 
@@ -116,8 +118,16 @@ impl FileReader {
             schema,
             num_rows,
             batch_size,
+            sliced: false,
             inner,
         })
+    }
+
+    /// Reads a local Parquet file in read-ahead slices too (as files in object stores are),
+    /// for bounded memory: see [`super::readahead`].
+    pub fn sliced(mut self, on: bool) -> Self {
+        self.sliced = on;
+        self
     }
 
     /// The file's columns, with their field ids (`PARQUET:field_id`) where the file has them.
@@ -156,8 +166,14 @@ impl FileReader {
         match self.inner {
             Inner::Parquet(p) => {
                 let mask = ProjectionMask::roots(p.metadata.parquet_schema(), roots);
-                let slices = readahead::slices(p.metadata.metadata(), &mask, p.slice_bytes);
-                if readahead::worthwhile(&p, &slices) {
+                // Local slices only bound memory (no download to overlap): smaller ones.
+                let target = if self.sliced && !p.remote {
+                    p.slice_bytes.min(readahead::LOCAL_SLICE_BYTES)
+                } else {
+                    p.slice_bytes
+                };
+                let slices = readahead::slices(p.metadata.metadata(), &mask, target);
+                if readahead::worthwhile(&p, &slices, self.sliced) {
                     return Ok(readahead::stream(
                         *p,
                         mask,

@@ -23,6 +23,10 @@ use super::parquet::OpenedParquet;
 /// `read_slice_bytes`).
 pub const SLICE_BYTES: u64 = 4 << 20;
 
+/// Compressed bytes a slice of a local file aims at when it is read in slices for bounded
+/// memory ([`crate::scan::ScanBuilder::sliced_reads`]).
+pub const LOCAL_SLICE_BYTES: u64 = 2 << 20;
+
 /// Slices fetched and decoded ahead of the one being consumed.
 pub const READ_AHEAD: usize = 2;
 
@@ -85,10 +89,11 @@ pub fn slices(meta: &ParquetMetaData, mask: &ProjectionMask, target: u64) -> Vec
     out
 }
 
-/// Whether reading `file` in `slices` pays: a file in an object store with more than one
-/// slice, read inside a tokio runtime (slices run on tasks of their own).
-pub fn worthwhile(file: &OpenedParquet, slices: &[Slice]) -> bool {
-    file.remote
+/// Whether reading `file` in `slices` pays: a file in an object store (or any file, when
+/// `always`: for bounded memory) with more than one slice, read inside a tokio runtime
+/// (slices run on tasks of their own).
+pub fn worthwhile(file: &OpenedParquet, slices: &[Slice], always: bool) -> bool {
+    (file.remote || always)
         && file.slice_bytes > 0
         && slices.len() > 1
         && tokio::runtime::Handle::try_current().is_ok()

@@ -45,6 +45,7 @@ pub struct ScanBuilder {
     row_group_filter: Vec<prune::Predicate>,
     filter: Option<crate::expr::Filter>,
     schema_id: Option<i32>,
+    sliced: bool,
 }
 
 impl ScanBuilder {
@@ -95,6 +96,16 @@ impl ScanBuilder {
     /// Rows per batch (default 8192).
     pub fn batch_size(mut self, n: usize) -> Self {
         self.batch_size = Some(n.max(1));
+        self
+    }
+
+    /// Read every Parquet data file in slices of about `read_slice_bytes` of its projected
+    /// columns through its offset index ([`crate::io::readahead`]), local files too (by
+    /// default only files in object stores are): a reader then holds a few slices of a file,
+    /// not whole row groups, whatever their size. For a long-lived process serving many
+    /// readers at once (the FUSE mount).
+    pub fn sliced_reads(mut self, on: bool) -> Self {
+        self.sliced = on;
         self
     }
 
@@ -216,6 +227,7 @@ impl ScanBuilder {
                 name_mapping,
                 batch_size: self.batch_size.unwrap_or(DEFAULT_BATCH_SIZE),
                 row_group_filter,
+                sliced: self.sliced,
             }),
             concurrency,
             row_filter,

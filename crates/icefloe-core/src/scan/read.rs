@@ -54,6 +54,8 @@ pub struct ReadContext {
     pub batch_size: usize,
     /// Conditions whose row groups may be skipped (by their column statistics), if any.
     pub row_group_filter: Option<Pruner>,
+    /// Read local Parquet files in slices too ([`super::ScanBuilder::sliced_reads`]).
+    pub sliced: bool,
 }
 
 impl ReadContext {
@@ -123,9 +125,10 @@ impl TaskReader {
             &table.caches().parquet_footers,
             &task.data_file,
             ctx.batch_size,
-            ctx.row_group_filter.is_some() || rows.is_some() || only.is_some(),
+            ctx.row_group_filter.is_some() || rows.is_some() || only.is_some() || ctx.sliced,
         )
-        .await?;
+        .await?
+        .sliced(ctx.sliced);
         let num_rows = file.num_rows();
         if num_rows != task.data_file.record_count as u64 {
             return Err(crate::Error::data_file(

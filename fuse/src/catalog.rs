@@ -2,6 +2,7 @@
 //! snapshots. Which tables there are, and where, is the core's catalog layer's answer.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use icefloe_core::catalog::{self as core_catalog, TableIdent};
@@ -13,8 +14,9 @@ use crate::error::{FuseError, Result};
 use crate::locks::{lock, read, write};
 use crate::plan::SnapshotPlan;
 
-/// Every table of the mount. Tables are only ever added (a warehouse gaining a table), so a
-/// table's index is a stable id.
+/// Every table of the mount. A table's index is a stable id: a table that disappears from the
+/// warehouse is marked gone (no longer listed or found), and one that comes back is added
+/// again under a new id.
 pub struct Catalog {
     source: Arc<dyn core_catalog::Catalog>,
     warehouse: bool,
@@ -63,13 +65,22 @@ impl Catalog {
         self.warehouse
     }
 
-    /// All tables, in id order.
+    /// All tables that are there, in id order.
     pub fn tables(&self) -> Vec<Arc<MountedTable>> {
-        read(&self.tables).clone()
+        read(&self.tables)
+            .iter()
+            .filter(|t| !t.is_gone())
+            .cloned()
+            .collect()
     }
 
-    /// The table with this id.
+    /// The table with this id, unless it is gone.
     pub fn table(&self, id: usize) -> Option<Arc<MountedTable>> {
+        read(&self.tables).get(id).filter(|t| !t.is_gone()).cloned()
+    }
+
+    /// The table with this id, gone or not (to tell a gone table's open files why they fail).
+    pub fn any_table(&self, id: usize) -> Option<Arc<MountedTable>> {
         read(&self.tables).get(id).cloned()
     }
 
@@ -89,6 +100,7 @@ impl Catalog {
             source: self.source.clone(),
             table: RwLock::new(table),
             plans: Mutex::new(HashMap::new()),
+            gone: AtomicBool::new(false),
         }));
     }
 
@@ -107,6 +119,15 @@ impl Catalog {
             let known: Vec<TableIdent> = self.tables().iter().map(|t| t.ident.clone()).collect();
             match core_catalog::all_tables(self.source.as_ref()).await {
                 Ok(idents) => {
+                    for t in self.tables().iter().filter(|t| !idents.contains(&t.ident)) {
+                        tracing::warn!(
+                            "{}: the table is gone from {}",
+                            t.location,
+                            self.source.name()
+                        );
+                        t.gone.store(true, Ordering::Release);
+                        changed += 1;
+                    }
                     for ident in idents.into_iter().filter(|i| !known.contains(i)) {
                         match self.source.load_table(&ident).await {
                             Ok(t) => {
@@ -142,9 +163,16 @@ pub struct MountedTable {
     table: RwLock<Table>,
     /// Plans by snapshot id and schema id.
     plans: Mutex<HashMap<(i64, i32), PlanCell>>,
+    /// No longer in the warehouse's listing.
+    gone: AtomicBool,
 }
 
 impl MountedTable {
+    /// Whether the table disappeared from the warehouse.
+    pub fn is_gone(&self) -> bool {
+        self.gone.load(Ordering::Acquire)
+    }
+
     /// The table as of its latest metadata read (cheap clone).
     pub fn table(&self) -> Table {
         read(&self.table).clone()

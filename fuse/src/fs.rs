@@ -80,6 +80,8 @@ struct Inner {
     notifier: Arc<OnceLock<Notifier>>,
     /// Whether a sweep of the inode table runs.
     sweeping: AtomicBool,
+    /// The pool CSV views are sized on (the request runtime until [`IcefloeFs::with_parquet`]).
+    render: Handle,
     uid: u32,
     gid: u32,
 }
@@ -116,6 +118,7 @@ impl IcefloeFs {
                 next_fh: AtomicU64::new(1),
                 notifier: Arc::new(OnceLock::new()),
                 sweeping: AtomicBool::new(false),
+                render: rt.clone(),
                 uid: nix::unistd::getuid().as_raw(),
                 gid: nix::unistd::getgid().as_raw(),
             }),
@@ -123,8 +126,9 @@ impl IcefloeFs {
         })
     }
 
-    /// Renders and encodes Parquet views on `render` (a pool of its own), keeping their fresh
-    /// parts under the spill directory, at most `max_cache_bytes` of them.
+    /// Sizes CSV views, renders and encodes Parquet views on `render` (a pool of its own, so
+    /// `ls`, `stat` and reads never wait behind them), keeping the Parquet views' fresh parts
+    /// under the spill directory, at most `max_cache_bytes` of them.
     pub fn with_parquet(mut self, render: Handle, max_cache_bytes: u64) -> Result<IcefloeFs> {
         let inner = Arc::get_mut(&mut self.inner).expect("not shared yet");
         let fresh = Arc::new(FreshStore::new(
@@ -132,7 +136,8 @@ impl IcefloeFs {
             max_cache_bytes,
         )?);
         inner.fresh.clear();
-        inner.parquet = PqViews::new(fresh.clone(), render);
+        inner.parquet = PqViews::new(fresh.clone(), render.clone());
+        inner.render = render;
         inner.fresh = fresh;
         Ok(self)
     }
@@ -233,10 +238,20 @@ impl Inner {
             .map_err(|e| self.fail(parent, e))
     }
 
-    async fn csv_view(&self, key: &ViewKey) -> Result<Arc<CsvView>> {
+    /// The CSV view `key`; its first sizing runs on the render pool.
+    async fn csv_view(self: &Arc<Self>, key: &ViewKey) -> Result<Arc<CsvView>> {
+        if let Some(v) = self.csv.built(key) {
+            return Ok(v);
+        }
         let plan = self.plan(key).await?;
         let name = self.display(&Node::View(key.clone()));
-        self.csv.get(key, &plan, &name).await
+        let (this, key) = (self.clone(), key.clone());
+        self.render
+            .spawn(async move {
+                test_gate();
+                this.csv.get(&key, &plan, &name).await
+            })
+            .await?
     }
 
     async fn parquet_view(&self, key: &ViewKey) -> Result<Arc<PqView>> {
@@ -326,7 +341,7 @@ impl Inner {
 
     /// The attributes of a node (inode `ino`); sizes of views are computed (and cached) on
     /// first use.
-    async fn attr(&self, node: &Node, ino: u64) -> Result<FileAttr, Errno> {
+    async fn attr(self: &Arc<Self>, node: &Node, ino: u64) -> Result<FileAttr, Errno> {
         if !tree::exists(&self.catalog, node) {
             return Err(Errno::ENOENT);
         }
@@ -372,7 +387,7 @@ impl Inner {
     }
 
     /// Opens a regular file.
-    async fn open(&self, node: &Node) -> Result<(OpenFile, FopenFlags), Errno> {
+    async fn open(self: &Arc<Self>, node: &Node) -> Result<(OpenFile, FopenFlags), Errno> {
         if !tree::exists(&self.catalog, node) {
             return Err(Errno::ENOENT);
         }
@@ -466,6 +481,23 @@ impl Inner {
             "open_files": lock(&self.handles).len(),
         })
         .to_string()
+    }
+}
+
+/// Test hook: with `ICEFLOE_FUSE_TEST_GATE=PATH` in the environment, every CSV sizing first
+/// creates `PATH.started-N` and then holds its thread until `PATH` exists (a render that
+/// keeps a render thread busy, for the tests of what must answer meanwhile).
+fn test_gate() {
+    static STARTED: AtomicU64 = AtomicU64::new(0);
+    let Some(gate) = std::env::var_os("ICEFLOE_FUSE_TEST_GATE") else {
+        return;
+    };
+    let n = STARTED.fetch_add(1, Ordering::Relaxed);
+    let mut started = gate.clone();
+    started.push(format!(".started-{n}"));
+    let _ = std::fs::write(&started, b"");
+    while !Path::new(&gate).exists() {
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 
@@ -580,6 +612,17 @@ impl Filesystem for IcefloeFs {
             Ok(h) => h,
             Err(e) => return reply.error(e),
         };
+        // A table gone from the warehouse: its open files fail, rather than serve stale bytes.
+        if let Some(t) = handle.node.table() {
+            if self.inner.catalog.table(t).is_none() {
+                let shown = self.inner.catalog.any_table(t).map(|t| t.location.clone());
+                tracing::error!(
+                    "{}: read of an open file of a table that is gone: ESTALE",
+                    shown.unwrap_or_default()
+                );
+                return reply.error(Errno::ESTALE);
+            }
+        }
         match &handle.file {
             OpenFile::Bytes(b) => reply.data(slice(b, offset, size)),
             OpenFile::Spill(f) => match f.read_at(offset, size) {

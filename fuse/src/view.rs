@@ -257,6 +257,11 @@ impl CsvViews {
         }
     }
 
+    /// The view `key` if it is built.
+    pub fn built(&self, key: &ViewKey) -> Option<Arc<CsvView>> {
+        lock(&self.views).get(key).and_then(|c| c.get().cloned())
+    }
+
     /// Forgets the view `key` (built again on next use; open files keep theirs).
     pub fn forget(&self, key: &ViewKey) {
         lock(&self.views).remove(key);

@@ -1458,3 +1458,134 @@ fn forgotten_entries_let_go_of_their_views_and_read_the_same_again() {
         views.len()
     );
 }
+
+#[test]
+fn a_table_removed_from_the_warehouse_vanishes_and_its_open_files_fail_with_estale() {
+    let wh = tempfile::tempdir().expect("warehouse");
+    for t in ["v3_dv_large", "v3_basic"] {
+        icefloe_testkit::copy_dir(&table_dir(t), &wh.path().join("db").join(t));
+    }
+    let m = Mount::new(wh.path(), &[]);
+    let listed = |m: &Mount| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(m.path().join("db"))
+            .expect("ls db")
+            .map(|e| e.expect("entry").file_name().into_string().expect("utf-8"))
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(listed(&m), ["v3_basic", "v3_dv_large"]);
+    let view = m.path().join("db/v3_dv_large/current/data.csv");
+    // Not read whole: the kernel caches only the head read below.
+    let want = run(Command::new(ICEFLOE)
+        .arg("cat")
+        .arg(wh.path().join("db/v3_dv_large"))
+        .args(["--lineage", "--format", "csv"]))
+    .stdout;
+    let open = File::open(&view).expect("open");
+    let mut head = vec![0u8; 16];
+    open.read_exact_at(&mut head, 0).expect("read open file");
+    assert_eq!(head, want[..16]);
+
+    std::fs::remove_dir_all(wh.path().join("db/v3_dv_large")).expect("drop the table");
+    let start = Instant::now();
+    while listed(&m) != ["v3_basic"] {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "still listed: {:?}",
+            listed(&m)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(errno(std::fs::metadata(&view)), Some(libc::ENOENT));
+    // A read of the open file the kernel has not cached (its end) fails: never stale bytes.
+    assert!(want.len() > 512 << 10, "{} bytes", want.len());
+    let mut buf = vec![0u8; 16];
+    let at = want.len() as u64 - 16;
+    assert_eq!(errno(open.read_exact_at(&mut buf, at)), Some(libc::ESTALE));
+    assert!(m.log_text().contains("gone"), "{}", m.log_text());
+    // The other table still reads.
+    let other =
+        std::fs::read(m.path().join("db/v3_basic/current/data.csv")).expect("read v3_basic");
+    assert!(!other.is_empty());
+}
+
+#[test]
+fn ls_stat_and_small_reads_answer_while_renders_hold_the_render_pool() {
+    let gate_dir = tempfile::tempdir().expect("gate dir");
+    let gate = gate_dir.path().join("gate");
+    let m = Mount::spawn(
+        Some(&warehouse()),
+        &[],
+        &[("ICEFLOE_FUSE_TEST_GATE", gate.to_str().expect("utf-8"))],
+    );
+    // Four first sizings (`stat data.csv`), held by the test hook on the render threads.
+    let tables = ["v3_basic", "v3_types", "v3_lineage", "v3_dv_large"];
+    let sizers: Vec<_> = tables
+        .iter()
+        .map(|t| {
+            let p = m.path().join("db").join(t).join("current/data.csv");
+            std::thread::spawn(move || std::fs::metadata(&p).map(|md| md.len()))
+        })
+        .collect();
+    let started = || {
+        std::fs::read_dir(gate_dir.path())
+            .expect("gate dir")
+            .filter(|e| {
+                let name = e.as_ref().expect("entry").file_name();
+                name.to_string_lossy().starts_with("gate.started-")
+            })
+            .count()
+    };
+    let start = Instant::now();
+    while started() < 2 {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no sizing started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Meanwhile `ls`, `stat` and a read of another table answer.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let root = m.path().to_path_buf();
+    std::thread::spawn(move || {
+        let r = (|| -> std::io::Result<(usize, u64, Vec<u8>)> {
+            let n = std::fs::read_dir(root.join("db/v3_geo/snapshots"))?.count();
+            let len = std::fs::metadata(root.join("db/v3_geo/current/snapshot.json"))?.len();
+            let csv = std::fs::read(root.join("db/v3_geo/snapshots.csv"))?;
+            Ok((n, len, csv))
+        })();
+        let _ = tx.send(r);
+    });
+    let (n, len, csv) = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("ls, stat and cat answered while renders held every render thread")
+        .expect("ls, stat and cat");
+    assert!(
+        n >= 1 && len > 0,
+        "{n} snapshots, snapshot.json {len} bytes"
+    );
+    let snapshots = run(Command::new(ICEFLOE)
+        .arg("snapshots")
+        .arg(table_dir("v3_geo"))
+        .args(["--format", "csv"]))
+    .stdout;
+    assert_eq!(csv, snapshots);
+    assert!(
+        sizers.iter().all(|h| !h.is_finished()),
+        "a sizing went past the gate"
+    );
+    // Released, the sizings finish with the CLI's sizes.
+    std::fs::write(&gate, b"").expect("open the gate");
+    for (t, h) in tables.iter().zip(sizers) {
+        let got = h.join().expect("sizer").expect("stat data.csv");
+        let want = run(Command::new(ICEFLOE).arg("cat").arg(table_dir(t)).args([
+            "--lineage",
+            "--format",
+            "csv",
+        ]))
+        .stdout
+        .len() as u64;
+        assert_eq!(got, want, "{t}");
+    }
+}

@@ -240,7 +240,7 @@ impl Inner {
 
     /// The CSV view `key`; its first sizing runs on the render pool.
     async fn csv_view(self: &Arc<Self>, key: &ViewKey) -> Result<Arc<CsvView>> {
-        if let Some(v) = self.csv.built(key) {
+        if let Some(v) = self.csv.views().built(key) {
             return Ok(v);
         }
         let plan = self.plan(key).await?;
@@ -434,8 +434,8 @@ impl Inner {
     fn release(&self, dropped: Dropped) {
         for node in &dropped.nodes {
             if let Node::View(k) = node {
-                self.csv.forget(k);
-                self.parquet.forget(k);
+                self.csv.views().forget(k);
+                self.parquet.views().forget(k);
             }
         }
         for (t, s, schema) in dropped.plans {
@@ -476,8 +476,8 @@ impl Inner {
         serde_json::json!({
             "inodes": self.inodes.len(),
             "plans": self.catalog.tables().iter().map(|t| t.plans()).sum::<usize>(),
-            "csv_views": self.csv.len(),
-            "parquet_views": self.parquet.len(),
+            "csv_views": self.csv.views().len(),
+            "parquet_views": self.parquet.views().len(),
             "open_files": lock(&self.handles).len(),
         })
         .to_string()
@@ -751,7 +751,7 @@ impl Filesystem for IcefloeFs {
     /// and the inodes the mount holds as its files.
     fn statfs(&self, _req: &Request, _ino: INodeNo, reply: ReplyStatfs) {
         let inner = &self.inner;
-        let bytes = inner.csv.known_bytes() + inner.parquet.known_bytes();
+        let bytes = inner.csv.views().known_bytes() + inner.parquet.views().known_bytes();
         let blocks = bytes.div_ceil(u64::from(BLOCK_SIZE));
         let files = inner.inodes.len() as u64;
         reply.statfs(blocks, 0, 0, files, 0, BLOCK_SIZE, 255, BLOCK_SIZE);

@@ -17,6 +17,7 @@
 //! ([`spill`]), metadata is polled for new snapshots ([`refresh`]). The mount uses `fuser`'s
 //! pure-Rust mount (no libfuse); `fusermount3` unmounts when run without privileges.
 
+pub mod built;
 pub mod catalog;
 pub mod changes;
 pub mod csv;

@@ -4,20 +4,18 @@
 //! in the [`FreshStore`] on local disk, bounded in size; a part evicted is encoded again when
 //! read, and must come out byte for byte as before (length and CRC checked).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use bytes::Bytes;
 use icefloe_core::scan::parquet_view::{Fresh, Group, Layout, ParquetView};
 use icefloe_core::FileScanTask;
 use tokio::runtime::Handle;
-use tokio::sync::OnceCell;
 
+use crate::built::{Built, ViewSize};
 use crate::error::{FuseError, Result};
 use crate::fresh::{FreshKey, FreshStore};
-use crate::locks::lock;
 use crate::plan::SnapshotPlan;
-use crate::tree::{Scope, ViewKey};
+use crate::tree::ViewKey;
 
 /// One Parquet view with its layout.
 pub struct PqView {
@@ -122,7 +120,7 @@ impl PqView {
 pub struct PqViews {
     store: Arc<FreshStore>,
     render: Handle,
-    views: Mutex<HashMap<ViewKey, Arc<OnceCell<Arc<PqView>>>>>,
+    views: Built<PqView>,
 }
 
 impl PqViews {
@@ -131,32 +129,13 @@ impl PqViews {
         PqViews {
             store,
             render,
-            views: Mutex::new(HashMap::new()),
+            views: Built::default(),
         }
     }
 
-    /// Forgets the view `key` (built again on next use); its fresh parts stay in the store
-    /// until evicted.
-    pub fn forget(&self, key: &ViewKey) {
-        lock(&self.views).remove(key);
-    }
-
-    /// How many views are kept.
-    pub fn len(&self) -> usize {
-        lock(&self.views).len()
-    }
-
-    /// Whether no view is kept.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The summed sizes of the views kept whose size is known (those sized so far).
-    pub fn known_bytes(&self) -> u64 {
-        lock(&self.views)
-            .values()
-            .filter_map(|c| c.get().map(|v| v.size()))
-            .sum()
+    /// The views built so far (to forget one, count them, sum their sizes).
+    pub fn views(&self) -> &Built<PqView> {
+        &self.views
     }
 
     /// The view `key` of `plan`, sized on first use (on the render pool).
@@ -166,20 +145,23 @@ impl PqViews {
         plan: &Arc<SnapshotPlan>,
         name: &str,
     ) -> Result<Arc<PqView>> {
-        let cell = lock(&self.views).entry(key.clone()).or_default().clone();
-        let view = cell
-            .get_or_try_init(|| {
+        self.views
+            .get_or_build(key, || {
                 let (key, plan, name) = (key.clone(), plan.clone(), name.to_string());
                 let (store, render) = (self.store.clone(), self.render.clone());
                 async move {
                     self.render
                         .spawn(build(key, plan, name, store, render))
                         .await?
-                        .map(Arc::new)
                 }
             })
-            .await?;
-        Ok(view.clone())
+            .await
+    }
+}
+
+impl ViewSize for PqView {
+    fn size(&self) -> u64 {
+        self.size()
     }
 }
 
@@ -190,11 +172,7 @@ async fn build(
     store: Arc<FreshStore>,
     render: Handle,
 ) -> Result<PqView> {
-    let plan_tasks: Vec<usize> = match key.scope {
-        Scope::All => (0..plan.tasks.len()).collect(),
-        Scope::File(t) => vec![t],
-        Scope::Partition(p) => plan.partitions[p].tasks.clone(),
-    };
+    let plan_tasks = plan.tasks_of(key.scope);
     let tasks: Vec<FileScanTask> = plan_tasks.iter().map(|&t| plan.tasks[t].clone()).collect();
     let view = ParquetView::open(&plan.scan, &tasks).await?;
     let mut groups = Vec::new();

@@ -37,6 +37,16 @@ pub struct SnapshotPlan {
 }
 
 impl SnapshotPlan {
+    /// The plan's task indices whose rows a view of `scope` holds.
+    pub fn tasks_of(&self, scope: crate::tree::Scope) -> Vec<usize> {
+        use crate::tree::Scope;
+        match scope {
+            Scope::All => (0..self.tasks.len()).collect(),
+            Scope::File(t) => vec![t],
+            Scope::Partition(p) => self.partitions[p].tasks.clone(),
+        }
+    }
+
     /// Plans `snapshot_id` of `table`, read with table schema `schema_id` (as the core's
     /// [`Table::resolve`] chose it for the directory the views are in), through the core.
     pub async fn new(

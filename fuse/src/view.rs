@@ -10,7 +10,6 @@
 //! open file's [`Cursor`], which keeps the file's batch stream positioned after the last chunk
 //! it produced, so a sequential reader decodes each data file once.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use arrow::record_batch::RecordBatch;
@@ -20,11 +19,12 @@ use futures::StreamExt;
 use icefloe_core::encode::csv_batch_len;
 use moka::future::Cache;
 
+use crate::built::{Built, ViewSize};
 use crate::error::{FuseError, Result};
 use crate::locks::lock;
 use crate::plan::SnapshotPlan;
 use crate::sizing::Sizing;
-use crate::tree::{Scope, ViewKey};
+use crate::tree::ViewKey;
 
 /// How many data files the counting pass reads at once.
 const COUNT_CONCURRENCY: usize = 2;
@@ -242,10 +242,16 @@ impl CsvView {
     }
 }
 
+impl ViewSize for CsvView {
+    fn size(&self) -> u64 {
+        self.size()
+    }
+}
+
 /// The CSV views of the mount, each built once.
 pub struct CsvViews {
     cache: ChunkCache,
-    views: Mutex<HashMap<ViewKey, Arc<tokio::sync::OnceCell<Arc<CsvView>>>>>,
+    views: Built<CsvView>,
 }
 
 impl CsvViews {
@@ -253,36 +259,13 @@ impl CsvViews {
     pub fn new(cache_bytes: u64) -> CsvViews {
         CsvViews {
             cache: chunk_cache(cache_bytes),
-            views: Mutex::new(HashMap::new()),
+            views: Built::default(),
         }
     }
 
-    /// The view `key` if it is built.
-    pub fn built(&self, key: &ViewKey) -> Option<Arc<CsvView>> {
-        lock(&self.views).get(key).and_then(|c| c.get().cloned())
-    }
-
-    /// Forgets the view `key` (built again on next use; open files keep theirs).
-    pub fn forget(&self, key: &ViewKey) {
-        lock(&self.views).remove(key);
-    }
-
-    /// How many views are kept.
-    pub fn len(&self) -> usize {
-        lock(&self.views).len()
-    }
-
-    /// Whether no view is kept.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The summed sizes of the views kept whose size is known (those sized so far).
-    pub fn known_bytes(&self) -> u64 {
-        lock(&self.views)
-            .values()
-            .filter_map(|c| c.get().map(|v| v.size()))
-            .sum()
+    /// The views built so far (to find or forget one, count them, sum their sizes).
+    pub fn views(&self) -> &Built<CsvView> {
+        &self.views
     }
 
     /// The view `key` of `plan`, built by a counting pass on first use. `name` is used in logs.
@@ -292,18 +275,11 @@ impl CsvViews {
         plan: &Arc<SnapshotPlan>,
         name: &str,
     ) -> Result<Arc<CsvView>> {
-        let cell = lock(&self.views).entry(key.clone()).or_default().clone();
-        let view = cell
-            .get_or_try_init(|| async {
-                let tasks: Vec<usize> = match key.scope {
-                    Scope::All => (0..plan.tasks.len()).collect(),
-                    Scope::File(t) => vec![t],
-                    Scope::Partition(p) => plan.partitions[p].tasks.clone(),
-                };
-                self.build(name, plan, &tasks).await.map(Arc::new)
+        self.views
+            .get_or_build(key, || async {
+                self.build(name, plan, &plan.tasks_of(key.scope)).await
             })
-            .await?;
-        Ok(view.clone())
+            .await
     }
 
     async fn build(
@@ -382,6 +358,7 @@ async fn layout(plan: &Arc<SnapshotPlan>, task: usize, sizing: &Sizing) -> Resul
 mod tests {
     use super::*;
     use crate::tree::Format;
+    use crate::tree::Scope;
     use icefloe_core::Table;
 
     const LARGE: &str = concat!(

@@ -45,3 +45,18 @@ if ! command -v cargo >/dev/null 2>&1; then
   fi
 fi
 apt_install gcc pkg-config python3
+
+# A build directory outside the clone is shared by every checkout that uses it, and cargo does
+# not rebuild a workspace crate whose sources are older than its build in another checkout: the
+# paths compiled into tests (CARGO_MANIFEST_DIR: fixtures, scripts) would then name the other
+# checkout's files. So the workspace's own crates are rebuilt when the checkout changes.
+checkout_mark="$CARGO_TARGET_DIR/.icefloe-checkout"
+if [ "$(cat "$checkout_mark" 2>/dev/null || true)" != "$ROOT" ]; then
+  if [ -e "$checkout_mark" ]; then
+    echo "build directory $CARGO_TARGET_DIR was used by $(cat "$checkout_mark"): rebuilding this checkout's crates" >&2
+    for p in release dev; do
+      (cd "$ROOT" && cargo clean --workspace --profile "$p" --quiet)
+    done
+  fi
+  echo "$ROOT" >"$checkout_mark"
+fi

@@ -6,7 +6,9 @@
 #
 # The mount is fresh, so its first read includes the counting pass (sizes, offset index) and
 # the rendering; a second read of the same view is served from the chunk cache (or the page
-# cache), and is reported separately.
+# cache), and is reported separately. Then the Parquet views, `ls -l current/` and the mount's
+# RSS under 16 readers; last, issue 11's targets, each met or MISSED (ratios are the CLI's time
+# over the mount's: above 1, the mount is faster).
 set -euo pipefail
 source "$(dirname "$0")/../scripts/env.sh"
 TABLE="$(cd "${1:?usage: $0 TABLE [RUNS]}" && pwd)"
@@ -57,8 +59,11 @@ done
 
 echo "table: $TABLE (best of $RUNS)"
 echo "icefloe cat --format csv > file:  $(mbps "$bytes" "$best_cli")"
-echo "cat MOUNT/current/data.csv, cold: $(mbps "$bytes" "$best_cold")"
-echo "cat MOUNT/current/data.csv, warm: $(mbps "$bytes" "$best_warm")"
+ratio() { python3 -c "print(f'{$1 / $2:.2f}')"; }
+R_CSV_COLD=$(ratio "$best_cli" "$best_cold")
+R_CSV_WARM=$(ratio "$best_cli" "$best_warm")
+echo "cat MOUNT/current/data.csv, cold: $(mbps "$bytes" "$best_cold")  ${R_CSV_COLD}x the CLI's throughput"
+echo "cat MOUNT/current/data.csv, warm: $(mbps "$bytes" "$best_warm")  ${R_CSV_WARM}x the CLI's throughput"
 
 # --- Parquet views (data.parquet, files/*.parquet), `ls -l current/` cold, RSS -------------
 
@@ -84,7 +89,8 @@ bench_parquet_cat() {
   t_mnt=$(best_of mount_cat)
   bytes=$(stat -c %s "$WORK/mount.parquet")
   echo "icefloe cat --format parquet:         $(mbps "$(stat -c %s "$WORK/cat.parquet")" "$t_cli")"
-  echo "cat MOUNT/current/data.parquet, cold: $(mbps "$bytes" "$t_mnt")  ratio (time) $(python3 -c "print(f'{$t_cli / $t_mnt:.2f}x')")"
+  R_PQ=$(ratio "$t_cli" "$t_mnt")
+  echo "cat MOUNT/current/data.parquet, cold: $(mbps "$bytes" "$t_mnt")  ${R_PQ}x the CLI's throughput"
 }
 
 # cat of every files/*.parquet on a fresh mount against the CLI's export of the snapshot.
@@ -106,7 +112,8 @@ bench_ls_cold() {
     unmount
     best=$(python3 -c "print(min(float(x) for x in '$best $(python3 -c "print($t1 - $t0)")'.split()))")
   done
-  echo "ls -l MOUNT/current/, cold: $(python3 -c "print(f'{$best * 1000:.0f} ms')")"
+  T_LS_COLD=$(python3 -c "print(f'{$best * 1000:.0f}')")
+  echo "ls -l MOUNT/current/, cold: ${T_LS_COLD} ms"
 }
 
 # RSS of the mount after 16 parallel readers of different views (default cache).
@@ -119,7 +126,8 @@ bench_rss() {
   wait
   local rss_kb
   rss_kb=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
-  echo "mount peak RSS after ${#views[@]} parallel readers: $((rss_kb / 1024)) MB (views: ${views[*]})"
+  RSS_MB=$((rss_kb / 1024))
+  echo "mount peak RSS after ${#views[@]} parallel readers: ${RSS_MB} MB (views: ${views[*]})"
   unmount
 }
 
@@ -128,3 +136,15 @@ bench_parquet_cat
 bench_parquet_files
 bench_ls_cold
 bench_rss
+
+# The targets of issue 11, from the figures above.
+target() { if python3 -c "import sys; sys.exit(0 if $2 else 1)"; then echo "  met     $1"; else echo "  MISSED  $1"; fi; }
+echo "targets:"
+target "cold CSV cat >= 0.8x the CLI (${R_CSV_COLD}x)" "$R_CSV_COLD >= 0.8"
+target "warm CSV cat >= 0.9x the CLI (${R_CSV_WARM}x)" "$R_CSV_WARM >= 0.9"
+target "cat data.parquet >= 0.8x the CLI's Parquet export (${R_PQ}x)" "$R_PQ >= 0.8"
+target "cold ls -l current/ under 300 ms without an index (${T_LS_COLD} ms)" "$T_LS_COLD < 300"
+if [ -n "${T_LS_INDEX:-}" ]; then
+  target "ls -l current/ under 50 ms with the on-disk index (${T_LS_INDEX} ms)" "$T_LS_INDEX < 50"
+fi
+target "mount RSS under 512 MB after 16 readers (${RSS_MB} MB)" "$RSS_MB < 512"

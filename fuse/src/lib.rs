@@ -30,6 +30,7 @@ pub mod meta;
 pub mod mounts;
 pub mod parquet;
 pub mod plan;
+pub mod readahead;
 pub mod refresh;
 pub mod sizing;
 pub mod spill;
@@ -54,6 +55,8 @@ pub const DEFAULT_MAX_CACHE_BYTES: u64 = 4 << 30;
 pub const RENDER_THREADS: usize = 2;
 /// Default bound of the inode table (past it, the least recently used entries are forgotten).
 pub const DEFAULT_MAX_INODES: usize = 100_000;
+/// Default read-ahead window: 1 MiB (the kernel's default is 128 KiB).
+pub const DEFAULT_READ_AHEAD_BYTES: u64 = 1 << 20;
 /// Default interval between metadata polls.
 pub const DEFAULT_REFRESH: Duration = Duration::from_secs(5);
 
@@ -79,6 +82,9 @@ pub struct MountOptions {
     /// About how many inodes the mount keeps: past it, it asks the kernel to forget the least
     /// recently used entries, and drops what they held (offset indexes, plans).
     pub max_inodes: usize,
+    /// The kernel's read-ahead window for the mount in bytes ([`readahead`]; needs root, else
+    /// a warning), or `None` to leave the kernel's.
+    pub read_ahead: Option<u64>,
     /// How each table is opened: how to reach its storage (options, ambient credentials, from
     /// the caller), the metadata file choice and path rewrites, as the core defines them.
     pub open: icefloe_core::OpenOptions,
@@ -96,6 +102,7 @@ impl MountOptions {
             spill_dir: None,
             max_cache_bytes: DEFAULT_MAX_CACHE_BYTES,
             max_inodes: DEFAULT_MAX_INODES,
+            read_ahead: Some(DEFAULT_READ_AHEAD_BYTES),
             open: StorageConfig::none().into(),
         }
     }
@@ -210,9 +217,18 @@ fn mount_from(
         config.acl = SessionACL::All;
     }
     config.n_threads = Some(2);
+    // Resolved before mounting: resolving the mount point afterwards would ask the mount,
+    // which answers only once the session runs.
+    let resolved = std::fs::canonicalize(&opts.mountpoint).unwrap_or(opts.mountpoint.clone());
     let mut session = Session::new(fs, &opts.mountpoint, &config)
         .map_err(|e| FuseError::io(format!("cannot mount on {}", opts.mountpoint.display()), e))?;
     let _ = notifier.set(session.notifier());
+    if let Some(bytes) = opts.read_ahead {
+        match readahead::set(&resolved, bytes) {
+            Ok(file) => tracing::debug!("read-ahead window {bytes} bytes ({file})"),
+            Err(e) => tracing::warn!("{e}; the kernel's read-ahead window is kept"),
+        }
+    }
     let mut unmounter = session.unmount_callable();
     let mountpoint = opts.mountpoint.clone();
     rt.spawn(refresh::poll(catalog, opts.refresh));

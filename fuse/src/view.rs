@@ -225,8 +225,20 @@ impl CsvView {
                 self.plan.tasks[c.task].data_file.file_path
             ),
         };
+        // Batches skipped to reach `c` are decoded anyway: rendered and cached, since the kernel
+        // sends a sequential reader's requests out of order (read-ahead on two threads), and
+        // the one for a skipped chunk would else restart the file.
         while cur.next < c.batch {
-            cur.stream.next().await.ok_or_else(ended)??;
+            let skipped = cur.stream.next().await.ok_or_else(ended)??;
+            let bytes = self.plan.csv.rows(&skipped)?;
+            if !bytes.is_empty() {
+                let key = ChunkKey {
+                    batch: cur.next,
+                    ..key
+                };
+                self.cache.insert(key, bytes.clone()).await;
+                cursor.remember(key, bytes);
+            }
             cur.next += 1;
         }
         let batch = cur.stream.next().await.ok_or_else(ended)??;

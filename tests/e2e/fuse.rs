@@ -502,6 +502,45 @@ fn a_comma_in_the_source_path_is_not_a_mount_option() {
     }
 }
 
+/// The `read_ahead_kb` of the FUSE mount on `point`, from sysfs.
+fn read_ahead_kb(point: &Path) -> u64 {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").expect("mountinfo");
+    let device =
+        icefloe_fuse::readahead::fuse_device(&info, point).expect("the mount in mountinfo");
+    let file = format!("/sys/class/bdi/{device}/read_ahead_kb");
+    let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{file}: {e}"));
+    text.trim().parse().expect("a number of KiB")
+}
+
+/// Issue 11: `--read-ahead` sets the kernel's read-ahead window of the mount (as root; the
+/// tests run as root, the suite's FUSE mounts need it), `0` keeps the kernel's, and reads
+/// through either window are the same bytes.
+#[test]
+fn read_ahead_sets_the_mounts_window() {
+    // /proc/self belongs to the effective user.
+    let uid = std::fs::metadata("/proc/self").expect("/proc/self").uid();
+    assert_eq!(uid, 0, "this test sets sysfs values: run the suite as root");
+    let table = table_dir("v3_dv_large");
+    let wide = Mount::new(&table, &["--read-ahead", "3MiB"]);
+    let kept = Mount::new(&table, &["--read-ahead", "0"]);
+    let default = Mount::new(&table, &[]);
+    assert_eq!(read_ahead_kb(wide.path()), 3072);
+    assert_eq!(read_ahead_kb(default.path()), 1024);
+    assert!(
+        ![3072, 1024].contains(&read_ahead_kb(kept.path())),
+        "--read-ahead 0 must leave the kernel's window"
+    );
+    let csv = |m: &Mount| std::fs::read(m.path().join("current/data.csv")).expect("read");
+    let cli =
+        run(Command::new(ICEFLOE)
+            .arg("cat")
+            .arg(&table)
+            .args(["--lineage", "--format", "csv"]))
+        .stdout;
+    assert_eq!(csv(&wide), cli);
+    assert_eq!(csv(&kept), cli);
+}
+
 /// Issue 11: `statfs` (`df`, `stat -f`) reports the views sized so far as used blocks and the
 /// inodes held as files, not zeros.
 #[test]

@@ -44,6 +44,10 @@ pub struct MountArgs {
     /// with their offset indexes and plans.
     #[arg(long, value_name = "N", default_value_t = icefloe_fuse::DEFAULT_MAX_INODES)]
     pub max_inodes: usize,
+    /// The kernel's read-ahead window for the mount: how far ahead of a sequential reader
+    /// views are read (needs root; 0 keeps the kernel's, 128KiB), e.g. 1MiB.
+    #[arg(long, value_name = "SIZE", default_value = "1MiB", value_parser = parse_size)]
+    pub read_ahead: u64,
     /// Return once mounted, serving from a background process (stop it with fusermount3 -u).
     #[arg(long)]
     pub daemon: bool,
@@ -99,6 +103,7 @@ pub fn mount(args: MountArgs, catalog: Option<&str>) -> Result<()> {
         spill_dir: args.spill_dir.clone(),
         max_cache_bytes: args.max_cache_size,
         max_inodes: args.max_inodes,
+        read_ahead: (args.read_ahead > 0).then_some(args.read_ahead),
         open: args.open.options(storage),
     };
     let on_mounted = || {

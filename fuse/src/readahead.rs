@@ -13,18 +13,16 @@ use crate::error::{FuseError, Result};
 /// escapes space, tab, newline and backslash in octal.
 pub fn fuse_device(mountinfo: &str, mountpoint: &Path) -> Option<String> {
     let want = mountpoint.to_str()?;
-    mountinfo
-        .lines()
-        .filter_map(|line| {
-            let mut fields = line.split(' ');
-            let device = fields.nth(2)?;
-            let point = unescape(fields.nth(1)?);
-            let (_, tail) = line.split_once(" - ")?;
-            let fstype = tail.split(' ').next()?;
-            (point == want && (fstype == "fuse" || fstype.starts_with("fuse.")))
-                .then(|| device.to_string())
-        })
-        .last()
+    // Mounts are listed in the order made: the last match is on top.
+    mountinfo.lines().rev().find_map(|line| {
+        let mut fields = line.split(' ');
+        let device = fields.nth(2)?;
+        let point = unescape(fields.nth(1)?);
+        let (_, tail) = line.split_once(" - ")?;
+        let fstype = tail.split(' ').next()?;
+        (point == want && (fstype == "fuse" || fstype.starts_with("fuse.")))
+            .then(|| device.to_string())
+    })
 }
 
 /// Undoes mountinfo's octal escapes (`\040` is a space).

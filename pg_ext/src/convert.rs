@@ -478,7 +478,6 @@ impl ColumnReader {
     }
 }
 
-/// Microseconds since 1970 → a Postgres timestamp(tz) Datum; out-of-range values are errors.
 /// A batch column's Datums and nulls, converted at once (see [`ColumnReader::fill`]).
 #[derive(Default)]
 pub struct Filled {
@@ -567,6 +566,7 @@ impl ColumnReader {
     }
 }
 
+/// Microseconds since 1970 → a Postgres timestamp(tz) Datum; out-of-range values are errors.
 fn timestamp_datum(micros: i64) -> Result<Datum, FdwError> {
     let pg = micros
         .checked_sub(PG_EPOCH_OFFSET_MICROS)

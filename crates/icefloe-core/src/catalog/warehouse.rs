@@ -7,11 +7,11 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use futures::{StreamExt, TryStreamExt};
-use object_store::path::Path;
 
 use super::{Catalog, Namespace, TableIdent};
 use crate::cache::Caches;
 use crate::io::locate::is_metadata_file;
+use crate::io::store::store_path;
 use crate::io::{StorageConfig, TableIo};
 use crate::{OpenOptions, Table};
 
@@ -120,7 +120,7 @@ impl Warehouse {
         if !ns.is_root() && has_metadata(&self.io, &dir).await? {
             return Err(self.no_namespace(
                 ns,
-                format!("{} is a table", self.io.display(&Path::from(dir.as_str()))),
+                format!("{} is a table", self.io.display(&store_path(&dir))),
             ));
         }
         match self.children(&dir).await? {
@@ -130,10 +130,7 @@ impl Warehouse {
             None if self.is_listed(ns).await? => Ok(Vec::new()),
             None => Err(self.no_namespace(
                 ns,
-                format!(
-                    "{}/ does not exist",
-                    self.io.display(&Path::from(dir.as_str()))
-                ),
+                format!("{}/ does not exist", self.io.display(&store_path(&dir))),
             )),
         }
     }
@@ -229,7 +226,9 @@ async fn has_metadata(io: &TableIo, dir: &str) -> crate::Result<bool> {
 /// The subdirectory names (not starting with a dot, sorted) and file names directly under
 /// `dir`; `None` when nothing is there.
 async fn list(io: &TableIo, dir: &str) -> crate::Result<Option<(Vec<String>, Vec<String>)>> {
-    let prefix = Path::from(dir.trim_matches('/'));
+    // As the table's reads take it (a name the local store lists, like `t%5Cx` for `t\x`, is
+    // taken as listed, not encoded twice).
+    let prefix = store_path(dir.trim_matches('/'));
     let listing =
         match crate::io::relist::list_with_delimiter(io.store().as_ref(), Some(&prefix)).await {
             Ok(l) => l,
@@ -271,6 +270,35 @@ mod tests {
         let m = root.join(rel).join("metadata");
         std::fs::create_dir_all(&m).unwrap();
         std::fs::write(m.join("v1.metadata.json"), "{}").unwrap();
+    }
+
+    /// A directory name with a character the store percent-encodes (`\`, `%`) is a table as
+    /// its reads see it, alone or in a warehouse (it once listed as no table at all).
+    #[tokio::test]
+    async fn names_the_store_encodes_are_tables() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        for name in ["t\\x", "p%41q", "s p"] {
+            table(root, &format!("db/{name}"));
+            let dir = root.join("db").join(name);
+            let opts = StorageConfig::none();
+            assert!(
+                is_table_location(dir.to_str().unwrap(), &opts)
+                    .await
+                    .unwrap(),
+                "{name}"
+            );
+        }
+        let caches = Arc::new(Caches::new(16 << 20));
+        let w = Warehouse::new(root.to_str().unwrap(), StorageConfig::none(), caches).unwrap();
+        let names: Vec<_> = w
+            .list_tables(&Namespace::new(["db"]))
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|t| t.name)
+            .collect();
+        assert_eq!(names, ["p%41q", "s p", "t\\x"]);
     }
 
     #[tokio::test]

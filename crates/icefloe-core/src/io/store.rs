@@ -491,7 +491,7 @@ pub enum Ambient {
 /// A path as written (a file name or object key, taken literally: Iceberg writes partition
 /// directories such as `cat=x%2Fy` that must not be decoded; the local store encodes each
 /// component again before it decodes it into a file name).
-fn store_path(p: &str) -> Path {
+pub(crate) fn store_path(p: &str) -> Path {
     let p = p.trim_start_matches('/');
     Path::parse(p).unwrap_or_else(|_| Path::from(p))
 }

@@ -15,17 +15,22 @@ use bytes::Bytes;
 
 use crate::error::{FuseError, Result};
 use crate::locks::lock;
+use crate::tree::Scope;
 
 /// Share of the file system's space the store leaves free.
 const FREE_FLOOR: f64 = 0.05;
 
-/// A fresh part: one row group of one data file of a planned snapshot. Views of the same
-/// snapshot and schema (`data.parquet`, `files/*.parquet`) share their parts.
+/// A fresh part: one row group of one data file of a planned snapshot, in one view. Views
+/// do not share parts: a view's Parquet schema depends on its data files (a column is
+/// `REQUIRED` when all of them store it so), so `data.parquet` and `files/x.parquet` may
+/// encode the same row group to different bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct FreshKey {
     pub table: usize,
     pub snapshot: i64,
     pub schema: i32,
+    /// The view's scope.
+    pub scope: Scope,
     /// Task index in the snapshot's plan.
     pub task: usize,
     pub row_group: usize,
@@ -105,8 +110,17 @@ impl FreshStore {
     pub fn create(&self, key: &FreshKey) -> Result<PartWriter> {
         let n = self.clock.fetch_add(1, Ordering::Relaxed);
         let path = self.dir.path().join(format!(
-            "t{}-s{}-c{}-f{}-g{}-{n}",
-            key.table, key.snapshot, key.schema, key.task, key.row_group
+            "t{}-s{}-c{}-{}-f{}-g{}-{n}",
+            key.table,
+            key.snapshot,
+            key.schema,
+            match key.scope {
+                Scope::All => "a".to_string(),
+                Scope::File(t) => format!("f{t}"),
+                Scope::Partition(p) => format!("p{p}"),
+            },
+            key.task,
+            key.row_group
         ));
         let file = File::options()
             .read(true)

@@ -22,6 +22,7 @@ use crate::catalog::Catalog;
 use crate::changes;
 use crate::error::{FuseError, Result};
 use crate::fresh::FreshStore;
+use crate::index::Index;
 use crate::inodes::{Dropped, Inodes};
 use crate::locks::lock;
 use crate::meta;
@@ -80,6 +81,8 @@ struct Inner {
     notifier: Arc<OnceLock<Notifier>>,
     /// Whether a sweep of the inode table runs.
     sweeping: AtomicBool,
+    /// What sizing learned, kept on disk across mounts.
+    index: Arc<Index>,
     /// The pool CSV views are sized on (the request runtime until [`IcefloeFs::with_parquet`]).
     render: Handle,
     uid: u32,
@@ -118,6 +121,7 @@ impl IcefloeFs {
                 next_fh: AtomicU64::new(1),
                 notifier: Arc::new(OnceLock::new()),
                 sweeping: AtomicBool::new(false),
+                index: Arc::new(Index::disabled()),
                 render: rt.clone(),
                 uid: nix::unistd::getuid().as_raw(),
                 gid: nix::unistd::getgid().as_raw(),
@@ -136,7 +140,7 @@ impl IcefloeFs {
             max_cache_bytes,
         )?);
         inner.fresh.clear();
-        inner.parquet = PqViews::new(fresh.clone(), render.clone());
+        inner.parquet = PqViews::new(fresh.clone(), render.clone()).with_index(inner.index.clone());
         inner.render = render;
         inner.fresh = fresh;
         Ok(self)
@@ -147,6 +151,20 @@ impl IcefloeFs {
     pub fn with_max_inodes(mut self, max: usize) -> IcefloeFs {
         let inner = Arc::get_mut(&mut self.inner).expect("not shared yet");
         inner.inodes = Inodes::new(inner.inodes.node(crate::inodes::ROOT).expect("root"), max);
+        self
+    }
+
+    /// Takes and keeps what sizing learns (CSV layouts, Parquet views' parts) in `index`.
+    pub fn with_index(mut self, index: Arc<Index>) -> IcefloeFs {
+        let inner = Arc::get_mut(&mut self.inner).expect("not shared yet");
+        let csv = std::mem::replace(&mut inner.csv, CsvViews::new(0));
+        inner.csv = csv.with_index(index.clone());
+        let pq = std::mem::replace(
+            &mut inner.parquet,
+            PqViews::new(inner.fresh.clone(), inner.render.clone()),
+        );
+        inner.parquet = pq.with_index(index.clone());
+        inner.index = index;
         self
     }
 
@@ -473,7 +491,12 @@ impl Inner {
 
     /// The mount's counters, as JSON.
     fn stats(&self) -> String {
+        let (hits, rejected, written) = self.index.counters();
         serde_json::json!({
+            "index": self.index.enabled(),
+            "index_hits": hits,
+            "index_rejected": rejected,
+            "index_written": written,
             "inodes": self.inodes.len(),
             "plans": self.catalog.tables().iter().map(|t| t.plans()).sum::<usize>(),
             "csv_views": self.csv.views().len(),

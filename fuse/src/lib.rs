@@ -24,6 +24,7 @@ pub mod csv;
 pub mod error;
 pub mod fresh;
 pub mod fs;
+pub mod index;
 pub mod inodes;
 mod locks;
 pub mod meta;
@@ -77,8 +78,11 @@ pub struct MountOptions {
     pub allow_other: bool,
     /// Where Parquet views are spilled (default: the system temporary directory).
     pub spill_dir: Option<PathBuf>,
-    /// The most bytes the fresh parts of Parquet views take on disk under `spill_dir`.
+    /// The most bytes the fresh parts of Parquet views take on disk under `spill_dir`; the
+    /// on-disk index takes at most a 64th of it (at least 1 MiB).
     pub max_cache_bytes: u64,
+    /// Where the on-disk index of view sizes is kept (default: [`index::Index::default_dir`]).
+    pub cache_dir: Option<PathBuf>,
     /// About how many inodes the mount keeps: past it, it asks the kernel to forget the least
     /// recently used entries, and drops what they held (offset indexes, plans).
     pub max_inodes: usize,
@@ -101,6 +105,7 @@ impl MountOptions {
             allow_other: false,
             spill_dir: None,
             max_cache_bytes: DEFAULT_MAX_CACHE_BYTES,
+            cache_dir: None,
             max_inodes: DEFAULT_MAX_INODES,
             read_ahead: Some(DEFAULT_READ_AHEAD_BYTES),
             open: StorageConfig::none().into(),
@@ -168,6 +173,20 @@ pub fn fsname(source: &str) -> String {
     name
 }
 
+/// The on-disk index of `opts` (none, with a warning, when there is no usable directory).
+fn open_index(opts: &MountOptions) -> index::Index {
+    let dir = opts.cache_dir.clone().or_else(index::Index::default_dir);
+    match dir {
+        Some(dir) => index::Index::open(&dir, (opts.max_cache_bytes / 64).max(1 << 20)),
+        None => {
+            tracing::warn!(
+                "no cache directory (no HOME or XDG_CACHE_HOME): views are sized without an index"
+            );
+            index::Index::disabled()
+        }
+    }
+}
+
 fn mount_from(
     opts: &MountOptions,
     connect: Option<Connect>,
@@ -201,6 +220,7 @@ fn mount_from(
         opts.spill_dir.as_deref(),
     )?
     .with_parquet(render.handle().clone(), opts.max_cache_bytes)?
+    .with_index(Arc::new(open_index(opts)))
     .with_max_inodes(opts.max_inodes);
     let notifier = fs.notifier_slot();
     let mut config = Config::default();

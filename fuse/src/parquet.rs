@@ -7,19 +7,21 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use icefloe_core::scan::parquet_view::{Fresh, Group, Layout, ParquetView};
+use icefloe_core::scan::parquet_view::{Fresh, Group, Layout, ParquetView, Piece, Source};
 use icefloe_core::FileScanTask;
 use tokio::runtime::Handle;
 
 use crate::built::{Built, ViewSize};
 use crate::error::{FuseError, Result};
 use crate::fresh::{FreshKey, FreshStore};
+use crate::index::{BodyReader, BodyWriter, EntryKind, Index, IndexKey};
 use crate::plan::SnapshotPlan;
-use crate::tree::ViewKey;
+use crate::tree::{Scope, ViewKey};
 
 /// One Parquet view with its layout.
 pub struct PqView {
     name: String,
+    scope: Scope,
     plan: Arc<SnapshotPlan>,
     view: ParquetView,
     /// The view's tasks, and each one's index in the plan.
@@ -43,6 +45,7 @@ impl PqView {
             table: self.plan.table_id,
             snapshot: self.plan.snapshot.snapshot_id,
             schema: self.plan.scan.table_schema().schema_id,
+            scope: self.scope,
             task: self.plan_tasks[group.task],
             row_group: group.row_group,
         }
@@ -121,6 +124,7 @@ pub struct PqViews {
     store: Arc<FreshStore>,
     render: Handle,
     views: Built<PqView>,
+    index: Arc<Index>,
 }
 
 impl PqViews {
@@ -130,7 +134,14 @@ impl PqViews {
             store,
             render,
             views: Built::default(),
+            index: Arc::new(Index::disabled()),
         }
+    }
+
+    /// Takes and keeps the views' layouts in `index`.
+    pub fn with_index(mut self, index: Arc<Index>) -> PqViews {
+        self.index = index;
+        self
     }
 
     /// The views built so far (to forget one, count them, sum their sizes).
@@ -149,9 +160,10 @@ impl PqViews {
             .get_or_build(key, || {
                 let (key, plan, name) = (key.clone(), plan.clone(), name.to_string());
                 let (store, render) = (self.store.clone(), self.render.clone());
+                let index = self.index.clone();
                 async move {
                     self.render
-                        .spawn(build(key, plan, name, store, render))
+                        .spawn(build(key, plan, name, store, render, index))
                         .await?
                 }
             })
@@ -171,10 +183,39 @@ async fn build(
     name: String,
     store: Arc<FreshStore>,
     render: Handle,
+    index: Arc<Index>,
 ) -> Result<PqView> {
     let plan_tasks = plan.tasks_of(key.scope);
     let tasks: Vec<FileScanTask> = plan_tasks.iter().map(|&t| plan.tasks[t].clone()).collect();
     let view = ParquetView::open(&plan.scan, &tasks).await?;
+    let ikey = IndexKey::new(
+        plan.scan.table(),
+        plan.snapshot.snapshot_id,
+        plan.schema_id,
+        EntryKind::ParquetView,
+        format!("{:?}", key.scope),
+    );
+    if let Some(body) = index.get(&ikey) {
+        match decode(&body, &tasks) {
+            Some((groups, layout)) => {
+                index.hit();
+                tracing::debug!("{name}: {} bytes, from the index", layout.len);
+                return Ok(PqView {
+                    name,
+                    scope: key.scope,
+                    plan,
+                    view,
+                    tasks,
+                    plan_tasks,
+                    groups,
+                    layout,
+                    store,
+                    render,
+                });
+            }
+            None => index.reject(&ikey, "not the layout of this view's data files"),
+        }
+    }
     let mut groups = Vec::new();
     for (t, task) in tasks.iter().enumerate() {
         groups.extend(view.groups(t, task).await?);
@@ -192,6 +233,7 @@ async fn build(
                 table: plan.table_id,
                 snapshot: plan.snapshot.snapshot_id,
                 schema: plan.scan.table_schema().schema_id,
+                scope: key.scope,
                 task: plan_tasks[g.task],
                 row_group: g.row_group,
             };
@@ -213,6 +255,7 @@ async fn build(
     let made: Vec<Result<(Group, Fresh)>> = made.into_iter().map(|(_, g, f)| Ok((g, f))).collect();
     let groups = made.into_iter().collect::<Result<Vec<_>>>()?;
     let layout = view.assemble(&groups)?;
+    index.put(&ikey, &encode(&groups, &layout, &tasks));
     let copied = groups.iter().filter(|(g, _)| g.copied).count();
     tracing::debug!(
         "{name}: {} bytes, {copied} of {} row groups copied",
@@ -223,6 +266,7 @@ async fn build(
     let tasks = Arc::into_inner(tasks).expect("encoders done");
     Ok(PqView {
         name,
+        scope: key.scope,
         plan,
         view,
         tasks,
@@ -232,4 +276,122 @@ async fn build(
         store,
         render,
     })
+}
+
+/// A view's groups, the length and CRC of their fresh parts, and its layout, as an index
+/// entry's body, after its data files (path and size, checked when read back).
+fn encode(groups: &[(Group, Fresh)], layout: &Layout, tasks: &[FileScanTask]) -> Vec<u8> {
+    let mut w = BodyWriter::default();
+    w.u64(tasks.len() as u64);
+    for t in tasks {
+        w.bytes(t.data_file.file_path.as_bytes());
+        w.u64(t.data_file.file_size_in_bytes as u64);
+    }
+    w.u64(groups.len() as u64);
+    for (g, f) in groups {
+        w.u64(g.task as u64);
+        w.u64(g.row_group as u64);
+        w.u64(g.positions.start);
+        w.u64(g.positions.end);
+        w.u8(u8::from(g.copied));
+        w.u64(f.len);
+        w.u32(f.crc);
+    }
+    w.u64(layout.len);
+    w.bytes(&layout.footer);
+    w.u64(layout.pieces.len() as u64);
+    for p in &layout.pieces {
+        w.u64(p.at);
+        w.u64(p.len);
+        let (tag, a, b) = match p.source {
+            Source::Magic => (0, 0, 0),
+            Source::Data { task, offset } => (1, task as u64, offset),
+            Source::Fresh { group, offset } => (2, group as u64, offset),
+            Source::Footer { offset } => (3, 0, offset),
+        };
+        w.u8(tag);
+        w.u64(a);
+        w.u64(b);
+    }
+    w.0
+}
+
+/// The groups (their fresh parts' length and CRC) and layout of a view of `tasks` in an index
+/// entry's body, unless it is of other data files or does not hold together (pieces that do
+/// not tile the view, sources out of range).
+fn decode(body: &[u8], tasks: &[FileScanTask]) -> Option<(Vec<(Group, Fresh)>, Layout)> {
+    let mut r = BodyReader(body);
+    if r.u64()? != tasks.len() as u64 {
+        return None;
+    }
+    for t in tasks {
+        if r.bytes()? != t.data_file.file_path.as_bytes()
+            || r.u64()? != t.data_file.file_size_in_bytes as u64
+        {
+            return None;
+        }
+    }
+    let n = r.u64()?;
+    let mut groups = Vec::new();
+    for _ in 0..n {
+        let task = usize::try_from(r.u64()?)
+            .ok()
+            .filter(|&t| t < tasks.len())?;
+        let row_group = usize::try_from(r.u64()?).ok()?;
+        let positions = r.u64()?..r.u64()?;
+        let copied = match r.u8()? {
+            0 => false,
+            1 => true,
+            _ => return None,
+        };
+        let (len, crc) = (r.u64()?, r.u32()?);
+        let group = Group {
+            task,
+            row_group,
+            positions,
+            copied,
+        };
+        let fresh = Fresh {
+            len,
+            crc,
+            row_groups: Vec::new(),
+        };
+        groups.push((group, fresh));
+    }
+    let len = r.u64()?;
+    let footer = Bytes::copy_from_slice(r.bytes()?);
+    let n = r.u64()?;
+    let mut pieces = Vec::new();
+    let mut pos = 0;
+    for _ in 0..n {
+        let (at, plen) = (r.u64()?, r.u64()?);
+        let (tag, a, b) = (r.u8()?, usize::try_from(r.u64()?).ok()?, r.u64()?);
+        let source = match tag {
+            0 if plen == 4 => Source::Magic,
+            1 if a < tasks.len() => Source::Data { task: a, offset: b },
+            2 if a < groups.len() && b.checked_add(plen)? <= groups[a].1.len => Source::Fresh {
+                group: a,
+                offset: b,
+            },
+            3 if b.checked_add(plen)? <= footer.len() as u64 => Source::Footer { offset: b },
+            _ => return None,
+        };
+        if at != pos {
+            return None;
+        }
+        pos = at.checked_add(plen)?;
+        pieces.push(Piece {
+            at,
+            len: plen,
+            source,
+        });
+    }
+    (r.done() && pos == len).then_some((
+        groups,
+        Layout {
+            pieces,
+            footer,
+            len,
+        },
+    ))
 }

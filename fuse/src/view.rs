@@ -17,10 +17,12 @@ use bytes::Bytes;
 use futures::stream::BoxStream;
 use futures::StreamExt;
 use icefloe_core::encode::csv_batch_len;
+use icefloe_core::spec::DataFile;
 use moka::future::Cache;
 
 use crate::built::{Built, ViewSize};
 use crate::error::{FuseError, Result};
+use crate::index::{BodyReader, BodyWriter, EntryKind, Index, IndexKey};
 use crate::locks::lock;
 use crate::plan::SnapshotPlan;
 use crate::sizing::Sizing;
@@ -264,6 +266,7 @@ impl ViewSize for CsvView {
 pub struct CsvViews {
     cache: ChunkCache,
     views: Built<CsvView>,
+    index: Arc<Index>,
 }
 
 impl CsvViews {
@@ -272,7 +275,14 @@ impl CsvViews {
         CsvViews {
             cache: chunk_cache(cache_bytes),
             views: Built::default(),
+            index: Arc::new(Index::disabled()),
         }
+    }
+
+    /// Takes and keeps file layouts in `index`.
+    pub fn with_index(mut self, index: Arc<Index>) -> CsvViews {
+        self.index = index;
+        self
     }
 
     /// The views built so far (to find or forget one, count them, sum their sizes).
@@ -308,10 +318,10 @@ impl CsvViews {
             .iter()
             .map(|&t| {
                 let (plan, permits) = (plan.clone(), permits.clone());
-                let sizing = sizing.clone();
+                let (sizing, index) = (sizing.clone(), self.index.clone());
                 tokio::spawn(async move {
                     let _permit = permits.acquire_owned().await;
-                    let l = layout(&plan, t, &sizing).await;
+                    let l = layout(&plan, t, &sizing, &index).await;
                     sizing.file_done();
                     l
                 })
@@ -348,11 +358,34 @@ impl CsvViews {
     }
 }
 
-/// The layout of one data file, counted once per plan: the core's length pass gives each
-/// batch's CSV length without rendering it.
-async fn layout(plan: &Arc<SnapshotPlan>, task: usize, sizing: &Sizing) -> Result<Arc<FileLayout>> {
+/// The layout of one data file, counted once per plan: from the on-disk index, else by the
+/// core's length pass, which gives each batch's CSV length without rendering it (and is then
+/// kept in the index).
+async fn layout(
+    plan: &Arc<SnapshotPlan>,
+    task: usize,
+    sizing: &Sizing,
+    index: &Index,
+) -> Result<Arc<FileLayout>> {
     let layout = plan.layouts[task]
         .get_or_try_init(|| async {
+            let file = &plan.tasks[task].data_file;
+            let key = IndexKey::new(
+                plan.scan.table(),
+                plan.snapshot.snapshot_id,
+                plan.schema_id,
+                EntryKind::CsvLayout,
+                file.file_path.clone(),
+            );
+            if let Some(body) = index.get(&key) {
+                match FileLayout::decode(&body, file) {
+                    Some(l) => {
+                        index.hit();
+                        return Ok(Arc::new(l));
+                    }
+                    None => index.reject(&key, "not the layout of this data file"),
+                }
+            }
             let mut stream = plan.scan.read_task(plan.tasks[task].clone());
             let mut batch_lens = Vec::new();
             while let Some(batch) = stream.next().await {
@@ -360,10 +393,38 @@ async fn layout(plan: &Arc<SnapshotPlan>, task: usize, sizing: &Sizing) -> Resul
                 sizing.add_rows(batch.num_rows());
                 batch_lens.push(csv_batch_len(&batch)?);
             }
-            Ok::<_, FuseError>(Arc::new(FileLayout { batch_lens }))
+            let layout = FileLayout { batch_lens };
+            index.put(&key, &layout.encode(file));
+            Ok::<_, FuseError>(Arc::new(layout))
         })
         .await?;
     Ok(layout.clone())
+}
+
+impl FileLayout {
+    /// The layout as an index entry's body, with the data file's size and row count (checked
+    /// when read back).
+    fn encode(&self, file: &DataFile) -> Vec<u8> {
+        let mut w = BodyWriter::default();
+        w.u64(file.file_size_in_bytes as u64);
+        w.u64(file.record_count as u64);
+        w.u64(self.batch_lens.len() as u64);
+        for &l in &self.batch_lens {
+            w.u64(l);
+        }
+        w.0
+    }
+
+    /// The layout of `file` in an index entry's body, unless the body is of another file.
+    fn decode(body: &[u8], file: &DataFile) -> Option<FileLayout> {
+        let mut r = BodyReader(body);
+        if r.u64()? != file.file_size_in_bytes as u64 || r.u64()? != file.record_count as u64 {
+            return None;
+        }
+        let n = r.u64()?;
+        let batch_lens = (0..n).map(|_| r.u64()).collect::<Option<Vec<u64>>>()?;
+        r.done().then_some(FileLayout { batch_lens })
+    }
 }
 
 #[cfg(test)]

@@ -39,6 +39,12 @@ pub struct MountArgs {
     /// again when read), e.g. 4GiB.
     #[arg(long, value_name = "SIZE", default_value = "4GiB", value_parser = parse_size)]
     pub max_cache_size: u64,
+    /// Directory of the on-disk index of view sizes, kept across mounts so that a remount
+    /// answers ls -l without reading data (default: $XDG_CACHE_HOME/icefloe/mount, else
+    /// ~/.cache/icefloe/mount). It holds at most a 64th of --max-cache-size (at least 1 MiB);
+    /// deleting it is safe.
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
     /// About how many files and directories the mount keeps track of: past it, the least
     /// recently used are forgotten (the kernel is asked to drop them; looked up again when used)
     /// with their offset indexes and plans.
@@ -102,6 +108,7 @@ pub fn mount(args: MountArgs, catalog: Option<&str>) -> Result<()> {
         allow_other: args.allow_other,
         spill_dir: args.spill_dir.clone(),
         max_cache_bytes: args.max_cache_size,
+        cache_dir: args.cache_dir.clone(),
         max_inodes: args.max_inodes,
         read_ahead: (args.read_ahead > 0).then_some(args.read_ahead),
         open: args.open.options(storage),

@@ -365,7 +365,7 @@ impl Inner {
         }
         let size = match node {
             Node::View(k) => match k.format {
-                Format::Csv => self.csv_view(k).await.map(|v| v.size()),
+                Format::Csv | Format::Jsonl => self.csv_view(k).await.map(|v| v.size()),
                 Format::Parquet => self.parquet_view(k).await.map(|v| v.size()),
             }
             .map_err(|e| self.fail(node, e))?,
@@ -412,10 +412,12 @@ impl Inner {
         match node {
             Node::View(k) => {
                 let file = match k.format {
-                    Format::Csv => self.csv_view(k).await.map(|view| OpenFile::Csv {
-                        view,
-                        cursor: CursorSlot::default(),
-                    }),
+                    Format::Csv | Format::Jsonl => {
+                        self.csv_view(k).await.map(|view| OpenFile::Csv {
+                            view,
+                            cursor: CursorSlot::default(),
+                        })
+                    }
                     Format::Parquet => self.parquet_view(k).await.map(OpenFile::Parquet),
                 }
                 .map_err(|e| self.fail(node, e))?;

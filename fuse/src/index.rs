@@ -28,6 +28,8 @@ const STALE_TMP: Duration = Duration::from_secs(3600);
 pub enum EntryKind {
     /// The CSV length of each batch of one data file.
     CsvLayout,
+    /// The JSON Lines length of each batch of one data file.
+    JsonlLayout,
     /// A Parquet view's row groups and fresh parts.
     ParquetView,
 }
@@ -36,6 +38,7 @@ impl EntryKind {
     fn name(self) -> &'static str {
         match self {
             EntryKind::CsvLayout => "csv",
+            EntryKind::JsonlLayout => "jsonl",
             EntryKind::ParquetView => "parquet",
         }
     }

@@ -5,22 +5,21 @@
 //!   current -> snapshots/<id>         the current snapshot of main
 //!   refs/<branch-or-tag> -> ../snapshots/<id>
 //!   snapshots/<id>/
-//!     data.csv, data.parquet          every live row: _row_id, _last_updated_sequence_number,
-//!                                     then the snapshot's schema
-//!     files/<data-file>.csv|.parquet  the same, per data file
+//!     data.csv, data.jsonl,           every live row: _row_id, _last_updated_sequence_number,
+//!     data.parquet                    then the snapshot's schema
+//!     files/<data-file>.csv|.jsonl|.parquet  the same, per data file
 //!     snapshot.json                   id, parent, sequence number, time, operation, summary, schema
 //!   snapshots.csv                     as `icefloe snapshots --format csv` prints it
 //! ```
 //!
-//! All Iceberg logic is the core's: this crate maps its scans onto files. CSV views are rendered
-//! in chunks with an offset index ([`view`]), Parquet views are spilled to local disk
+//! All Iceberg logic is the core's: this crate maps its scans onto files. CSV and JSON Lines views are
+//! rendered in chunks with an offset index ([`view`]), Parquet views are spilled to local disk
 //! ([`spill`]), metadata is polled for new snapshots ([`refresh`]). The mount uses `fuser`'s
 //! pure-Rust mount (no libfuse); `fusermount3` unmounts when run without privileges.
 
 pub mod built;
 pub mod catalog;
 pub mod changes;
-pub mod csv;
 pub mod error;
 pub mod fresh;
 pub mod fs;
@@ -35,6 +34,7 @@ pub mod readahead;
 pub mod refresh;
 pub mod sizing;
 pub mod spill;
+pub mod text;
 pub mod tree;
 pub mod view;
 

@@ -9,8 +9,8 @@ use icefloe_core::spec::Snapshot;
 use icefloe_core::{FileScanTask, Scan, SnapshotSelector, Table};
 use tokio::sync::OnceCell;
 
-use crate::csv::CsvRenderer;
 use crate::error::Result;
+use crate::text::{Text, TextRenderer};
 use crate::view::FileLayout;
 
 /// One snapshot, planned once and shared by every view of it. Snapshots are immutable, so a
@@ -31,9 +31,11 @@ pub struct SnapshotPlan {
     /// The partition directories under `partitions/`, by the core's rule.
     pub partitions: Vec<PartitionDir>,
     /// The CSV encoding of the scan's schema.
-    pub csv: CsvRenderer,
-    /// The CSV layout of each task, computed on first use.
-    pub(crate) layouts: Vec<OnceCell<Arc<FileLayout>>>,
+    pub csv: TextRenderer,
+    /// The JSON Lines encoding of the scan's schema.
+    pub jsonl: TextRenderer,
+    /// The text layout of each task (CSV, then JSON Lines), computed on first use.
+    pub(crate) layouts: [Vec<OnceCell<Arc<FileLayout>>>; 2],
 }
 
 impl SnapshotPlan {
@@ -68,10 +70,13 @@ impl SnapshotPlan {
         })?;
         let file_names = view_names(tasks.iter().map(|t| t.data_file.file_path.as_str()));
         let partitions = partition_dirs(table, &tasks);
-        let layouts = tasks.iter().map(|_| OnceCell::new()).collect();
-        let csv = CsvRenderer::new(&scan.schema());
+        let cells = || tasks.iter().map(|_| OnceCell::new()).collect();
+        let layouts = [cells(), cells()];
+        let csv = TextRenderer::new(Text::Csv, &scan.schema());
+        let jsonl = TextRenderer::new(Text::Jsonl, &scan.schema());
         Ok(SnapshotPlan {
             csv,
+            jsonl,
             table_id,
             snapshot,
             schema_id,
@@ -81,6 +86,14 @@ impl SnapshotPlan {
             partitions,
             layouts,
         })
+    }
+
+    /// The renderer of `text`.
+    pub fn text(&self, text: Text) -> &TextRenderer {
+        match text {
+            Text::Csv => &self.csv,
+            Text::Jsonl => &self.jsonl,
+        }
     }
 
     /// The task whose view stem is `name`.

@@ -5,7 +5,8 @@
 //! <root>/                         a table, or a warehouse: <namespace>/<table>/ below
 //!   current -> snapshots/<id> or schemas/<schema-id>/<id>
 //!   refs/<name> -> ../snapshots/<id> or ../schemas/<schema-id>/<id>
-//!   snapshots/<id>/{data.csv, data.parquet, snapshot.json, files/<data-file>.{csv,parquet}}
+//!   snapshots/<id>/{data.csv, data.jsonl, data.parquet, snapshot.json,
+//!                   files/<data-file>.{csv,jsonl,parquet}}
 //!   snapshots/<id>/partitions/<field>=<value>/[<field>=<value>/…]data.{csv,parquet}
 //!   schemas/<schema-id>/<id>/        the same snapshot read with table schema <schema-id>
 //!   snapshots.csv
@@ -97,6 +98,7 @@ pub enum Scope {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Format {
     Csv,
+    Jsonl,
     Parquet,
 }
 
@@ -105,7 +107,20 @@ impl Format {
     pub fn extension(self) -> &'static str {
         match self {
             Format::Csv => "csv",
+            Format::Jsonl => "jsonl",
             Format::Parquet => "parquet",
+        }
+    }
+
+    /// Every format a snapshot's rows are viewed in.
+    pub const ALL: [Format; 3] = [Format::Csv, Format::Jsonl, Format::Parquet];
+
+    /// The text encoding of a text view.
+    pub fn text(self) -> Option<crate::text::Text> {
+        match self {
+            Format::Csv => Some(crate::text::Text::Csv),
+            Format::Jsonl => Some(crate::text::Text::Jsonl),
+            Format::Parquet => None,
         }
     }
 }
@@ -392,6 +407,7 @@ pub async fn children(catalog: &Catalog, dir: &Node) -> Result<Option<Vec<(Strin
             };
             vec![
                 view(Format::Csv),
+                view(Format::Jsonl),
                 view(Format::Parquet),
                 (FILES.to_string(), Node::FilesDir(*t, *s, *schema)),
                 (
@@ -416,7 +432,7 @@ pub async fn children(catalog: &Catalog, dir: &Node) -> Result<Option<Vec<(Strin
             };
             let mut v = Vec::new();
             if let Some(i) = here {
-                for format in [Format::Csv, Format::Parquet] {
+                for format in Format::ALL {
                     let key = ViewKey {
                         table: *t,
                         snapshot: *s,
@@ -439,9 +455,9 @@ pub async fn children(catalog: &Catalog, dir: &Node) -> Result<Option<Vec<(Strin
                 return Ok(None);
             };
             let plan = table.plan(*s, *schema).await?;
-            let mut v = Vec::with_capacity(2 * plan.file_names.len());
+            let mut v = Vec::with_capacity(Format::ALL.len() * plan.file_names.len());
             for (i, stem) in plan.file_names.iter().enumerate() {
-                for format in [Format::Csv, Format::Parquet] {
+                for format in Format::ALL {
                     let key = ViewKey {
                         table: *t,
                         snapshot: *s,

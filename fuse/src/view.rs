@@ -1,4 +1,4 @@
-//! CSV views rendered in chunks with a sparse offset index.
+//! Text views (CSV, JSON Lines) rendered in chunks with a sparse offset index.
 //!
 //! A view (`data.csv`, or `files/<f>.csv`) is the header followed by the rows of some data files
 //! of a snapshot. Its chunks are the Arrow batches the core yields for each file: a first,
@@ -16,7 +16,6 @@ use arrow::record_batch::RecordBatch;
 use bytes::Bytes;
 use futures::stream::BoxStream;
 use futures::StreamExt;
-use icefloe_core::encode::csv_batch_len;
 use icefloe_core::spec::DataFile;
 use moka::future::Cache;
 
@@ -26,15 +25,17 @@ use crate::index::{BodyReader, BodyWriter, EntryKind, Index, IndexKey};
 use crate::locks::lock;
 use crate::plan::SnapshotPlan;
 use crate::sizing::Sizing;
+use crate::text::Text;
 use crate::tree::ViewKey;
 
 /// How many data files the counting pass reads at once.
 const COUNT_CONCURRENCY: usize = 2;
 
-/// A rendered chunk: one batch of one data file of one snapshot read with one table schema
-/// (the same batch read with two schemas is two texts).
+/// A rendered chunk: one batch of one data file of one snapshot read with one table schema,
+/// in one text encoding (the same batch read with two schemas is two texts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ChunkKey {
+    pub text: Text,
     pub table: usize,
     pub snapshot: i64,
     pub schema: i32,
@@ -111,9 +112,10 @@ impl ReadState {
 /// The read state of an open file, shared with its background prefetch.
 pub type CursorSlot = Arc<ReadState>;
 
-/// One CSV view with its offset index.
+/// One text view (CSV or JSON Lines) with its offset index.
 pub struct CsvView {
     name: String,
+    text: Text,
     plan: Arc<SnapshotPlan>,
     chunks: Vec<Chunk>,
     size: u64,
@@ -140,7 +142,7 @@ impl CsvView {
             return Ok(Vec::new());
         }
         let mut out = Vec::with_capacity((end - offset) as usize);
-        let header = self.plan.csv.header();
+        let header = self.plan.text(self.text).header();
         let hlen = header.len() as u64;
         if offset < hlen {
             out.extend_from_slice(&header[offset as usize..hlen.min(end) as usize]);
@@ -176,6 +178,7 @@ impl CsvView {
 
     fn key(&self, c: Chunk) -> ChunkKey {
         ChunkKey {
+            text: self.text,
             table: self.plan.table_id,
             snapshot: self.plan.snapshot.snapshot_id,
             schema: self.plan.schema_id,
@@ -232,7 +235,7 @@ impl CsvView {
         // the one for a skipped chunk would else restart the file.
         while cur.next < c.batch {
             let skipped = cur.stream.next().await.ok_or_else(ended)??;
-            let bytes = self.plan.csv.rows(&skipped)?;
+            let bytes = self.plan.text(self.text).rows(&skipped)?;
             if !bytes.is_empty() {
                 let key = ChunkKey {
                     batch: cur.next,
@@ -245,7 +248,7 @@ impl CsvView {
         }
         let batch = cur.stream.next().await.ok_or_else(ended)??;
         cur.next += 1;
-        let bytes = self.plan.csv.rows(&batch)?;
+        let bytes = self.plan.text(self.text).rows(&batch)?;
         if bytes.len() as u64 != c.len {
             return Err(self.miscounted(c, bytes.len()));
         }
@@ -299,7 +302,12 @@ impl CsvViews {
     ) -> Result<Arc<CsvView>> {
         self.views
             .get_or_build(key, || async {
-                self.build(name, plan, &plan.tasks_of(key.scope)).await
+                let text = key.format.text().ok_or_else(|| FuseError::Inconsistent {
+                    view: name.to_string(),
+                    reason: "not a text view".into(),
+                })?;
+                self.build(name, plan, text, &plan.tasks_of(key.scope))
+                    .await
             })
             .await
     }
@@ -308,6 +316,7 @@ impl CsvViews {
         &self,
         name: &str,
         plan: &Arc<SnapshotPlan>,
+        text: Text,
         tasks: &[usize],
     ) -> Result<CsvView> {
         // One task per data file, at most COUNT_CONCURRENCY counting at once.
@@ -321,7 +330,7 @@ impl CsvViews {
                 let (sizing, index) = (sizing.clone(), self.index.clone());
                 tokio::spawn(async move {
                     let _permit = permits.acquire_owned().await;
-                    let l = layout(&plan, t, &sizing, &index).await;
+                    let l = layout(&plan, text, t, &sizing, &index).await;
                     sizing.file_done();
                     l
                 })
@@ -331,7 +340,7 @@ impl CsvViews {
         for h in handles {
             layouts.push(h.await??);
         }
-        let mut offset = plan.csv.header().len() as u64;
+        let mut offset = plan.text(text).header().len() as u64;
         let mut chunks = Vec::new();
         for (&task, layout) in tasks.iter().zip(&layouts) {
             for (batch, &len) in layout.batch_lens.iter().enumerate() {
@@ -350,6 +359,7 @@ impl CsvViews {
         tracing::debug!("{name}: {offset} bytes in {} chunks", chunks.len());
         Ok(CsvView {
             name: name.to_string(),
+            text,
             plan: plan.clone(),
             chunks,
             size: offset,
@@ -359,22 +369,26 @@ impl CsvViews {
 }
 
 /// The layout of one data file, counted once per plan: from the on-disk index, else by the
-/// core's length pass, which gives each batch's CSV length without rendering it (and is then
+/// core's length pass, which gives each batch's text length without rendering it (and is then
 /// kept in the index).
 async fn layout(
     plan: &Arc<SnapshotPlan>,
+    text: Text,
     task: usize,
     sizing: &Sizing,
     index: &Index,
 ) -> Result<Arc<FileLayout>> {
-    let layout = plan.layouts[task]
+    let layout = plan.layouts[text as usize][task]
         .get_or_try_init(|| async {
             let file = &plan.tasks[task].data_file;
             let key = IndexKey::new(
                 plan.scan.table(),
                 plan.snapshot.snapshot_id,
                 plan.schema_id,
-                EntryKind::CsvLayout,
+                match text {
+                    Text::Csv => EntryKind::CsvLayout,
+                    Text::Jsonl => EntryKind::JsonlLayout,
+                },
                 file.file_path.clone(),
             );
             if let Some(body) = index.get(&key) {
@@ -391,7 +405,7 @@ async fn layout(
             while let Some(batch) = stream.next().await {
                 let batch = batch?;
                 sizing.add_rows(batch.num_rows());
-                batch_lens.push(csv_batch_len(&batch)?);
+                batch_lens.push(plan.text(text).len(&batch)?);
             }
             let layout = FileLayout { batch_lens };
             index.put(&key, &layout.encode(file));

@@ -3,14 +3,17 @@
 //! histograms for join planning. The core draws random positions across every data file in
 //! proportion to its `record_count` and reads only those (not a full pass); the row count is
 //! exact from metadata where only deletion vectors apply, else estimated from the share of
-//! drawn positions that were live.
+//! drawn positions that were live. The Iceberg column metrics of the same snapshot then
+//! correct the null fractions and histogram ends Postgres computes ([`crate::analyze_metrics`]).
 
 use icefloe_core::scan::sample::SplitMix;
 use pgrx::pg_sys;
 use pgrx::{pg_guard, PgMemoryContexts};
 
+use crate::analyze_metrics::StatColumn;
 use crate::error::{FdwError, OrReport};
 use crate::fdw::ScanState;
+use icefloe_core::scan::column_stats::ColumnStats;
 
 /// `AnalyzeForeignTable`: every icefloe table can be sampled.
 #[pg_guard]
@@ -35,16 +38,24 @@ unsafe extern "C-unwind" fn acquire_sample_rows(
 ) -> std::os::raw::c_int {
     let s = sample(relation, rows, targrows.max(0) as usize).or_report();
     // As heap tables say "N rows in sample" under ANALYZE VERBOSE.
+    let fractions = s.metrics.iter().filter(|(_, m)| m.null_fraction.is_some());
+    let bounded = s
+        .metrics
+        .iter()
+        .filter(|(_, m)| m.lower.is_some() || m.upper.is_some());
     let line =
         format!(
-        "icefloe: drew {} of {} positions in {} data files, read {} live rows, kept {}; {} rows {}",
+        "icefloe: drew {} of {} positions in {} data files, read {} live rows, kept {}; {} rows {}; \
+         column metrics give the null fraction of {} columns and bounds of {}",
         s.drawn,
         s.records,
         s.files,
         s.seen,
         s.kept,
         s.total,
-        if s.exact { "(exact, from metadata)" } else { "(estimated)" }
+        if s.exact { "(exact, from metadata)" } else { "(estimated)" },
+        fractions.count(),
+        bounded.count(),
     );
     if elevel >= pg_sys::INFO as std::os::raw::c_int {
         pgrx::info!("{line}");
@@ -53,6 +64,8 @@ unsafe extern "C-unwind" fn acquire_sample_rows(
     }
     *totalrows = s.total;
     *totaldeadrows = 0.0;
+    // Written over the statistics Postgres computes from the sample, once it has stored them.
+    crate::analyze_metrics::remember(relation, s.metrics);
     s.kept as std::os::raw::c_int
 }
 
@@ -69,6 +82,8 @@ struct Sampled {
     /// The table's live rows: exact from metadata where only deletion vectors apply.
     total: f64,
     exact: bool,
+    /// What the metrics of the sampled snapshot say about the columns.
+    metrics: Vec<(StatColumn, ColumnStats)>,
 }
 
 /// Draws `OVERSAMPLE_PERCENT`% of `target` random positions (deletes drop some) and keeps a
@@ -81,7 +96,7 @@ unsafe fn sample(
     let tupdesc = (*relation).rd_att;
     let seed = (pg_sys::GetCurrentTimestamp() as u64) | 1;
     let draw = (target as u64).saturating_mul(OVERSAMPLE_PERCENT) / 100;
-    let mut state = ScanState::whole_table(
+    let (mut state, columns) = ScanState::whole_table(
         (*relation).rd_id,
         tupdesc,
         pg_sys::GetUserId(),
@@ -92,6 +107,13 @@ unsafe fn sample(
     let exact = icefloe_core::scan::live_count::live_rows_from_metadata(tasks);
     let drawn = icefloe_core::scan::sample::positions_drawn(tasks, draw);
     let files = tasks.len();
+    let metrics = columns
+        .into_iter()
+        .map(|c| {
+            let stats = icefloe_core::scan::column_stats::column_stats(tasks, c.field_id, &c.ty);
+            (c, stats)
+        })
+        .collect();
     let natts = (*tupdesc).natts as usize;
     let mut values = vec![pg_sys::Datum::from(0usize); natts];
     let mut nulls = vec![true; natts];
@@ -141,6 +163,7 @@ unsafe fn sample(
         files,
         total,
         exact: exact.is_some(),
+        metrics,
     })
 }
 

@@ -612,7 +612,8 @@ impl ScanState {
 
     /// A scan of every column of foreign table `relid` as `user`, without conditions (for
     /// ANALYZE), streaming every live row, or with `sample` = (target, seed) about `target`
-    /// random live rows across the data files ([`icefloe_core::Scan::read_sample`]).
+    /// random live rows across the data files ([`icefloe_core::Scan::read_sample`]); and
+    /// the columns that read an Iceberg field whose metrics can correct their statistics.
     ///
     /// # Safety
     /// `rd_att` must be the relation's tuple descriptor.
@@ -621,8 +622,23 @@ impl ScanState {
         rd_att: pg_sys::TupleDesc,
         user: pg_sys::Oid,
         sample: Option<(u64, u64)>,
-    ) -> Result<ScanState, FdwError> {
+    ) -> Result<(ScanState, Vec<crate::analyze_metrics::StatColumn>), FdwError> {
         let p = prepare(relid, rd_att, None, user, None)?;
+        let columns = p
+            .plans
+            .iter()
+            .filter_map(|plan| {
+                let attnum = (plan.att_index + 1) as i16;
+                let c = p.push_columns.get(&attnum)?;
+                Some(crate::analyze_metrics::StatColumn {
+                    attnum,
+                    field_id: c.field_id,
+                    ty: c.ty.clone(),
+                    field: plan.field.clone(),
+                    kind: plan.kind.clone(),
+                })
+            })
+            .collect();
         let tasks = runtime::block_on_interruptible(p.scan.clone().plan_files())??;
         let kept = tasks.len();
         let mut state = ScanState {
@@ -658,7 +674,7 @@ impl ScanState {
                 state.done = state.stream.is_none();
             }
         }
-        Ok(state)
+        Ok((state, columns))
     }
 
     /// The data files the scan plans (after pruning).

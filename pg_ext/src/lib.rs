@@ -17,6 +17,7 @@ use pgrx::prelude::*;
 
 pub mod access;
 pub mod analyze;
+pub mod analyze_metrics;
 pub mod convert;
 pub mod count;
 pub mod error;
@@ -43,6 +44,7 @@ use error::OrReport;
 pub extern "C-unwind" fn _PG_init() {
     pin::init();
     settings::init();
+    analyze_metrics::init();
 }
 
 extension_sql!(

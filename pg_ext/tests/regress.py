@@ -1555,9 +1555,157 @@ def analyze_reads_a_sample_not_the_table():
                   "AND tablename = 'v3_dv_large' AND attname = 'id'").strip()
     lo, hi = (int(x) for x in bounds.strip("{}").split(","))
     ids = {int(r["id"]) for r in expected_rows(snap)}
-    # Sampled bounds are live ids (a deleted row never enters the sample).
-    assert lo in ids and hi in ids and lo < hi, (lo, hi)
+    # The histogram's ends are the data file's bounds from its metrics, widened past the
+    # sample's (here the live extremes; the deletion vector spares ids 0 and 69999).
+    assert (lo, hi) == (min(ids), max(ids)) == (0, 69999), (lo, hi)
     psql("ANALYZE cur.v3_dv_large")
+
+
+def metrics_rows(n):
+    """The first `n` rows of the pg_edge metrics tables (tests/gen/pg_metrics.py), by its
+    formulas, as Python values."""
+    import datetime
+    epoch = datetime.datetime(2020, 1, 1, tzinfo=datetime.timezone.utc)
+    return [{
+        "id": i,
+        "maybe": None if i % 9 == 4 else 10 * i - 30000,
+        "d": datetime.date(2000, 1, 1) + datetime.timedelta(days=i),
+        "ts": epoch + datetime.timedelta(minutes=i, microseconds=i),
+        "amount": Decimal(i) * Decimal("1.25") - 100,
+        "score": None if i % 13 == 0 else i / 3,
+        "name": f"name-{i}",
+        "nometrics": None if i % 7 == 1 else 2 * i,
+    } for i in range(n)]
+
+
+METRICS_COLUMNS = [("id", "bigint"), ("maybe", "bigint"), ("d", "date"), ("ts", "timestamptz"),
+                   ("amount", "numeric(12,2)"), ("score", "double precision"), ("name", "text"),
+                   ("nometrics", "bigint")]
+
+
+def metrics_table(name, fixture, owner=None):
+    """A foreign table over a pg_edge metrics table whose columns sample ~300 rows."""
+    d = edge_table(fixture)
+    cols = ", ".join(f"{c} {t}" for c, t in METRICS_COLUMNS)
+    psql(f"DROP FOREIGN TABLE IF EXISTS {name}; CREATE FOREIGN TABLE {name} ({cols}) SERVER lake OPTIONS (location '{d}');"
+         + "".join(f"ALTER FOREIGN TABLE {name} ALTER COLUMN {c} SET STATISTICS 1;" for c, _ in METRICS_COLUMNS)
+         + (f"ALTER FOREIGN TABLE {name} OWNER TO {owner};" if owner else ""))
+
+
+def column_stats(name):
+    """attname -> (null_frac, first and last histogram entries as text, or None)."""
+    out = {}
+    for row in copy_rows(f"SELECT attname, null_frac, histogram_bounds::text FROM pg_stats "
+                         f"WHERE schemaname = 'public' AND tablename = '{name}'"):
+        ends = None
+        if row[2] is not None:
+            ends = psql(f"SELECT h[1]::text || '|' || h[array_upper(h, 1)]::text FROM "
+                        f"(SELECT {quote_lit(row[2])}::{dict(METRICS_COLUMNS)[row[0]]}[] h) s").strip().split("|")
+        out[row[0]] = (float(row[1]), ends)
+    return out
+
+
+def sample_kept(out):
+    g = re.search(r"icefloe: drew \d+ of \d+ positions in \d+ data files, read \d+ live rows, kept (\d+)", out)
+    assert g, out
+    return int(g.group(1))
+
+
+def is_sample_fraction(frac, kept):
+    """Whether a null fraction is a share of `kept` sample rows (what Postgres computes)."""
+    return abs(frac * kept - round(frac * kept)) < 1e-3
+
+
+def pg_text(col, v):
+    """A value as Postgres shows it under the regression settings (UTC, ISO dates)."""
+    if col == "ts":
+        frac = f"{v.microsecond:06d}".rstrip("0")
+        return v.strftime("%Y-%m-%d %H:%M:%S") + (f".{frac}" if frac else "") + "+00"
+    if col == "score":
+        return repr(v)
+    return str(v)
+
+
+def assert_metrics_stats(name, kept, n=8000):
+    """The table's statistics: null fractions exact from the metrics, histogram ends the true
+    extremes of every column with exact bounds; `nometrics` (no metrics) keeps the sample's."""
+    rows = metrics_rows(n)
+    stats = column_stats(name)
+    for col in ["id", "maybe", "d", "ts", "amount", "score"]:
+        vals = [r[col] for r in rows if r[col] is not None]
+        frac, ends = stats[col]
+        want = sum(r[col] is None for r in rows) / n
+        assert abs(frac - want) < 1e-6, (name, col, frac, want)
+        assert ends == [pg_text(col, min(vals)), pg_text(col, max(vals))], (name, col, ends)
+    frac, ends = stats["nometrics"]
+    assert is_sample_fraction(frac, kept), (frac, kept)
+    assert ends is not None and all(int(e) % 2 == 0 and 0 <= int(e) < 2 * n for e in ends), ends
+
+
+@test
+def analyze_corrects_statistics_with_iceberg_metrics():
+    """Item 14: after ANALYZE of an 8,000-row table sampled at ~300 rows (statistics target 1),
+    each null fraction is the one the data files' null_value_counts / value_counts give, and
+    each histogram's first and last entries are the column's true minimum and maximum (from
+    lower_bounds / upper_bounds), where the sample alone would give neither; a column written
+    without metrics keeps the sample's statistics. Also for one table or several (each then
+    committed on its own), inside a transaction block, with a column list, and beside a heap
+    table, which is unaffected."""
+    metrics_table("am", "metrics")
+    psql("DROP TABLE IF EXISTS am_heap; CREATE TABLE am_heap (id bigint, maybe bigint); "
+         "INSERT INTO am_heap SELECT g, CASE WHEN g % 2 = 0 THEN g END FROM generate_series(100, 109) g")
+    out = psql("ANALYZE VERBOSE am, am_heap", notices=True)
+    kept = sample_kept(out)
+    assert kept <= 300, kept
+    # id, maybe, d, ts, amount, score and name have counts; all but name (text) have bounds.
+    assert "column metrics give the null fraction of 7 columns and bounds of 6" in out, out
+    assert_metrics_stats("am", kept)
+    heap = copy_rows("SELECT attname, null_frac, histogram_bounds::text FROM pg_stats "
+                     "WHERE schemaname = 'public' AND tablename = 'am_heap' ORDER BY attname")
+    assert heap == [["id", "0", "{100,101,102,103,104,105,106,107,108,109}"],
+                    ["maybe", "0.5", "{100,102,104,106,108}"]], heap
+    # One table (one transaction), in a backend that loaded the library before: the hook.
+    psql("DELETE FROM pg_statistic WHERE starelid = 'am'::regclass")
+    out = psql("SELECT count(*) FROM am WHERE false; ANALYZE VERBOSE am", notices=True)
+    assert_metrics_stats("am", sample_kept(out))
+    # In a transaction block: from the end of the statement where the library was loaded
+    # before it (here by a query), else from COMMIT (a backend's first statement loads it).
+    psql("DELETE FROM pg_statistic WHERE starelid = 'am'::regclass")
+    out = psql("BEGIN; ANALYZE VERBOSE am; COMMIT", notices=True)
+    assert_metrics_stats("am", sample_kept(out))
+    out = psql("SELECT count(*) FROM am WHERE false; BEGIN; ANALYZE am; "
+               "SELECT null_frac FROM pg_stats WHERE tablename = 'am' AND attname = 'maybe'; ROLLBACK").split()
+    assert out[0] == "0" and abs(float(out[1]) - 889 / 8000) < 1e-6, out
+    # A column list: only those columns get statistics, corrected.
+    psql("DELETE FROM pg_statistic WHERE starelid = 'am'::regclass; ANALYZE am (maybe)")
+    stats = column_stats("am")
+    assert list(stats) == ["maybe"] and abs(stats["maybe"][0] - 889 / 8000) < 1e-6, stats
+
+
+@test
+def analyze_with_metrics_by_owner_and_without_metrics():
+    """Item 14: a role that owns the foreign table but is not superuser analyzes it and gets
+    the metrics' statistics; a role that does not own it is skipped and writes nothing; a
+    table whose files have no metrics (mode none) keeps the sample's statistics."""
+    roles("am_owner", "am_other")
+    psql("GRANT USAGE ON FOREIGN SERVER lake TO am_owner; GRANT pg_read_server_files TO am_owner")
+    metrics_table("am_owned", "metrics", owner="am_owner")
+    out = psql("ANALYZE VERBOSE am_owned", user="am_owner", notices=True)
+    assert_metrics_stats("am_owned", sample_kept(out))
+    psql("DELETE FROM pg_statistic WHERE starelid = 'am_owned'::regclass")
+    out = psql("ANALYZE am_owned", user="am_other", notices=True)
+    assert "skipping" in out, out
+    assert column_stats("am_owned") == {}
+    metrics_table("am_none", "no_metrics")
+    out = psql("ANALYZE VERBOSE am_none", notices=True)
+    kept = sample_kept(out)
+    assert "column metrics give the null fraction of 0 columns and bounds of 0" in out, out
+    stats = column_stats("am_none")
+    assert set(stats) == {c for c, _ in METRICS_COLUMNS}, stats
+    for col in ["maybe", "score", "nometrics"]:
+        assert is_sample_fraction(stats[col][0], kept), (col, stats[col], kept)
+    psql("DROP FOREIGN TABLE am_owned; DROP FOREIGN TABLE am_none; DROP OWNED BY am_owner CASCADE; DROP OWNED BY am_other CASCADE; "
+         "DROP ROLE am_owner; DROP ROLE am_other")
 
 
 @test

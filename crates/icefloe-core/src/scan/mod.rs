@@ -3,6 +3,7 @@
 
 pub mod adapt;
 pub mod arrow_schema;
+pub mod column_stats;
 pub mod estimate;
 pub mod filter;
 pub mod lineage;

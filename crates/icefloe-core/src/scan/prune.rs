@@ -474,7 +474,7 @@ fn is_nan(l: &Literal) -> bool {
 }
 
 /// Orders two literals of compatible kinds; `None` when they cannot be compared soundly.
-fn compare(a: &Literal, b: &Literal) -> Option<Ordering> {
+pub(crate) fn compare(a: &Literal, b: &Literal) -> Option<Ordering> {
     use Literal as L;
     let int = |l: &Literal| match l {
         L::Int(v) => Some(*v as i64),

@@ -17,7 +17,7 @@ use std::time::{Duration, SystemTime};
 use icefloe_core::Table;
 
 /// Version of the entries' layout: entries of another version are ignored.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 /// The first bytes of every entry.
 const MAGIC: &[u8; 8] = b"IFLOIDX\n";
 /// Temporary files older than this are left by a mount that died while writing.

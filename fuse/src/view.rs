@@ -8,14 +8,16 @@
 //! offset of every chunk. A read at offset X then renders only the chunks covering X. Rendered
 //! chunks live in a cache bounded by weight; a chunk that is not cached is rendered through the
 //! open file's [`Cursor`], which keeps the file's batch stream positioned after the last chunk
-//! it produced, so a sequential reader decodes each data file once.
+//! it produced, so a sequential reader decodes each data file once. A read elsewhere (backward,
+//! or a jump ahead) restarts the file's read at the chunk's batch, from the restart point the
+//! counting pass noted ([`icefloe_core::scan::resume`]): only that part of the file is decoded.
 
 use std::sync::{Arc, Mutex};
 
-use arrow::record_batch::RecordBatch;
 use bytes::Bytes;
 use futures::stream::BoxStream;
 use futures::StreamExt;
+use icefloe_core::scan::resume::PositionedBatch;
 use icefloe_core::spec::DataFile;
 use moka::future::Cache;
 
@@ -57,10 +59,11 @@ pub fn chunk_cache(bytes: u64) -> ChunkCache {
 }
 
 /// The CSV length of each batch the core yields for one data file (zero for a batch whose rows
-/// are all deleted).
+/// are all deleted), and where the file's read restarts to yield it.
 #[derive(Debug)]
 pub struct FileLayout {
     pub batch_lens: Vec<u64>,
+    pub restarts: Vec<u64>,
 }
 
 /// Where one chunk sits in a view.
@@ -70,14 +73,20 @@ struct Chunk {
     len: u64,
     task: usize,
     batch: usize,
+    /// The data file position the task's read restarts at to yield this batch first.
+    restart: u64,
 }
 
 /// A positioned batch stream over one data file, owned by an open file.
 pub struct Cursor {
     task: usize,
     next: usize,
-    stream: BoxStream<'static, icefloe_core::Result<RecordBatch>>,
+    stream: BoxStream<'static, icefloe_core::Result<PositionedBatch>>,
 }
+
+/// How many batches a cursor decodes on to reach a chunk ahead of it (out-of-order read-ahead
+/// requests) before restarting the read at the chunk's batch instead.
+const SKIP_AHEAD: usize = 2;
 
 /// How many rendered chunks an open file keeps for itself (the one being read and the one
 /// prefetched), whatever the shared cache evicts.
@@ -90,6 +99,8 @@ const RECENT_CHUNKS: usize = 2;
 pub struct ReadState {
     cursor: tokio::sync::Mutex<Option<Cursor>>,
     recent: Mutex<std::collections::VecDeque<(ChunkKey, Bytes)>>,
+    /// Batches decoded for this file (the tests' measure of what a read costs).
+    decoded: std::sync::atomic::AtomicU64,
 }
 
 impl ReadState {
@@ -215,12 +226,23 @@ impl CsvView {
         if let Some(b) = self.cache.get(&key).await {
             return Ok(b);
         }
+        // Sequential, or a few batches ahead: on from the cursor. Backward or far ahead: the
+        // read restarts at the batch.
         let mut cur = match slot.take() {
-            Some(cur) if cur.task == c.task && cur.next <= c.batch => cur,
+            Some(cur)
+                if cur.task == c.task
+                    && cur.next <= c.batch
+                    && c.batch - cur.next <= SKIP_AHEAD =>
+            {
+                cur
+            }
             _ => Cursor {
                 task: c.task,
-                next: 0,
-                stream: self.plan.scan.read_task(self.plan.tasks[c.task].clone()),
+                next: c.batch,
+                stream: self
+                    .plan
+                    .scan
+                    .read_task_from(self.plan.tasks[c.task].clone(), c.restart),
             },
         };
         let ended = || FuseError::Inconsistent {
@@ -235,7 +257,10 @@ impl CsvView {
         // the one for a skipped chunk would else restart the file.
         while cur.next < c.batch {
             let skipped = cur.stream.next().await.ok_or_else(ended)??;
-            let bytes = self.plan.text(self.text).rows(&skipped)?;
+            cursor
+                .decoded
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let bytes = self.plan.text(self.text).rows(&skipped.batch)?;
             if !bytes.is_empty() {
                 let key = ChunkKey {
                     batch: cur.next,
@@ -247,8 +272,20 @@ impl CsvView {
             cur.next += 1;
         }
         let batch = cur.stream.next().await.ok_or_else(ended)??;
+        cursor
+            .decoded
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if batch.restart != c.restart {
+            return Err(FuseError::Inconsistent {
+                view: self.name.clone(),
+                reason: format!(
+                    "batch {} of task {} restarts at position {}, counted {}",
+                    c.batch, c.task, batch.restart, c.restart
+                ),
+            });
+        }
         cur.next += 1;
-        let bytes = self.plan.text(self.text).rows(&batch)?;
+        let bytes = self.plan.text(self.text).rows(&batch.batch)?;
         if bytes.len() as u64 != c.len {
             return Err(self.miscounted(c, bytes.len()));
         }
@@ -343,13 +380,16 @@ impl CsvViews {
         let mut offset = plan.text(text).header().len() as u64;
         let mut chunks = Vec::new();
         for (&task, layout) in tasks.iter().zip(&layouts) {
-            for (batch, &len) in layout.batch_lens.iter().enumerate() {
+            for (batch, (&len, &restart)) in
+                layout.batch_lens.iter().zip(&layout.restarts).enumerate()
+            {
                 if len > 0 {
                     chunks.push(Chunk {
                         offset,
                         len,
                         task,
                         batch,
+                        restart,
                     });
                     offset += len;
                 }
@@ -400,14 +440,18 @@ async fn layout(
                     None => index.reject(&key, "not the layout of this data file"),
                 }
             }
-            let mut stream = plan.scan.read_task(plan.tasks[task].clone());
-            let mut batch_lens = Vec::new();
+            let mut stream = plan.scan.read_task_from(plan.tasks[task].clone(), 0);
+            let (mut batch_lens, mut restarts) = (Vec::new(), Vec::new());
             while let Some(batch) = stream.next().await {
                 let batch = batch?;
-                sizing.add_rows(batch.num_rows());
-                batch_lens.push(plan.text(text).len(&batch)?);
+                sizing.add_rows(batch.batch.num_rows());
+                batch_lens.push(plan.text(text).len(&batch.batch)?);
+                restarts.push(batch.restart);
             }
-            let layout = FileLayout { batch_lens };
+            let layout = FileLayout {
+                batch_lens,
+                restarts,
+            };
             index.put(&key, &layout.encode(file));
             Ok::<_, FuseError>(Arc::new(layout))
         })
@@ -416,15 +460,16 @@ async fn layout(
 }
 
 impl FileLayout {
-    /// The layout as an index entry's body, with the data file's size and row count (checked
-    /// when read back).
+    /// The layout as an index entry's body (each batch's length and restart point), with the
+    /// data file's size and row count (checked when read back).
     fn encode(&self, file: &DataFile) -> Vec<u8> {
         let mut w = BodyWriter::default();
         w.u64(file.file_size_in_bytes as u64);
         w.u64(file.record_count as u64);
         w.u64(self.batch_lens.len() as u64);
-        for &l in &self.batch_lens {
+        for (&l, &r) in self.batch_lens.iter().zip(&self.restarts) {
             w.u64(l);
+            w.u64(r);
         }
         w.0
     }
@@ -436,8 +481,15 @@ impl FileLayout {
             return None;
         }
         let n = r.u64()?;
-        let batch_lens = (0..n).map(|_| r.u64()).collect::<Option<Vec<u64>>>()?;
-        r.done().then_some(FileLayout { batch_lens })
+        let (mut batch_lens, mut restarts) = (Vec::new(), Vec::new());
+        for _ in 0..n {
+            batch_lens.push(r.u64()?);
+            restarts.push(r.u64()?);
+        }
+        r.done().then_some(FileLayout {
+            batch_lens,
+            restarts,
+        })
     }
 }
 
@@ -519,6 +571,55 @@ mod tests {
             .await
             .expect("eof")
             .is_empty());
+    }
+
+    /// A chunk rendered again after the cursor passed it (a backward read), or far ahead of
+    /// it, decodes its own batch only: the read restarts there, not at the file's first batch
+    /// (before, a backward read decoded every batch up to it).
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_read_elsewhere_decodes_only_its_batch() {
+        let table = Table::open(LARGE).await.expect("open");
+        let id = table.metadata().current_snapshot_id.expect("current");
+        let schema = table.metadata().current_schema().schema_id;
+        let plan = Arc::new(
+            SnapshotPlan::new(0, &table, id, schema)
+                .await
+                .expect("plan"),
+        );
+        let want = whole(&plan).await;
+        let views = CsvViews::new(16 << 20);
+        let key = ViewKey {
+            table: 0,
+            snapshot: id,
+            schema,
+            scope: Scope::All,
+            format: Format::Csv,
+        };
+        let view = views.get(&key, &plan, "test").await.expect("view");
+        let n = view.chunks.len();
+        assert!(n >= 5, "{n} chunks");
+        let cursor = CursorSlot::default();
+        let decoded = || cursor.decoded.load(std::sync::atomic::Ordering::Relaxed);
+        for &c in &view.chunks {
+            view.chunk(c, &cursor).await.expect("chunk");
+        }
+        assert_eq!(decoded(), n as u64, "sequential: each batch once");
+        views.cache.invalidate_all();
+        assert!(n >= 6, "{n} chunks");
+        // (chunk, batches decoded): backward and far ahead restart at the chunk's batch; a
+        // chunk just ahead decodes the one skipped (cached, so reading it decodes nothing).
+        let steps = [(1, 1), (0, 1), (n - 1, 1), (2, 1), (4, 2), (3, 0)];
+        let mut total = n as u64;
+        for (at, cost) in steps {
+            let c = view.chunks[at];
+            let bytes = view.chunk(c, &cursor).await.expect("chunk");
+            assert!(
+                bytes[..] == want[c.offset as usize..(c.offset + c.len) as usize],
+                "chunk {at}"
+            );
+            total += cost;
+            assert_eq!(decoded(), total, "chunk {at}: {cost} batches decoded");
+        }
     }
 
     /// Reads the whole view through a fresh cursor.

@@ -1586,11 +1586,12 @@ fn size_then_read(m: &Mount, views: &[(PathBuf, &str, i64)]) -> Vec<(u64, Vec<u8
 
 /// The entry files of an index directory.
 fn index_entries(cache: &Path) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(cache.join("index-v1"))
-        .expect("index directory")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with('.'))
-        .collect();
+    let mut out: Vec<PathBuf> =
+        std::fs::read_dir(cache.join(format!("index-v{}", icefloe_fuse::index::FORMAT_VERSION)))
+            .expect("index directory")
+            .map(|e| e.expect("entry").path())
+            .filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with('.'))
+            .collect();
     out.sort();
     out
 }

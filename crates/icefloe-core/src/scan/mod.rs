@@ -17,6 +17,7 @@ pub mod positions;
 pub mod preload;
 pub mod prune;
 pub mod read;
+pub mod resume;
 pub mod sample;
 pub mod split;
 
@@ -32,7 +33,7 @@ use crate::spec::name_mapping::NameMapping;
 use crate::spec::{NestedField, Schema, Snapshot};
 use crate::table::{SnapshotSelector, Table};
 pub use plan::FileScanTask;
-use read::{ReadContext, TaskReader, DEFAULT_BATCH_SIZE};
+use read::{ReadContext, DEFAULT_BATCH_SIZE};
 use split::TaskSplit;
 
 /// Builds a [`Scan`].
@@ -319,40 +320,9 @@ impl Scan {
 
     /// Streams the live rows of one split of a task (its positions `split.rows`).
     pub fn read_split(&self, split: TaskSplit) -> BoxStream<'static, crate::Result<RecordBatch>> {
-        let table = self.table.clone();
-        let ctx = self.ctx.clone();
-        let TaskSplit { task, rows } = split;
-        let filtered = self.row_filter.clone().map(|f| {
-            let io = self.table.io();
-            let path = io.display(&io.resolve(&task.data_file.file_path));
-            (f, path)
-        });
-        let batches =
-            futures::stream::once(async move { TaskReader::open(&table, task, rows, ctx).await })
-                .flat_map(|opened| match opened {
-                    Err(e) => futures::stream::once(async { Err(e) }).boxed(),
-                    Ok(reader) => futures::stream::unfold(Some(reader), |state| async move {
-                        let mut reader = state?;
-                        match reader.next_batch().await {
-                            Ok(Some(b)) => Some((Ok(b), Some(reader))),
-                            Ok(None) => None,
-                            Err(e) => Some((Err(e), None)),
-                        }
-                    })
-                    .boxed(),
-                });
-        match filtered {
-            None => batches.boxed(),
-            Some((f, path)) => batches
-                .filter_map(move |b| {
-                    let out = b.and_then(|b| f.apply(&b, &path));
-                    futures::future::ready(match out {
-                        Ok(b) if b.num_rows() == 0 => None,
-                        other => Some(other),
-                    })
-                })
-                .boxed(),
-        }
+        self.read_split_from(split, 0)
+            .map(|b| b.map(|b| b.batch))
+            .boxed()
     }
 
     /// Streams the live rows of `tasks` in order, reading up to `concurrency` files at once on

@@ -110,6 +110,30 @@ impl TaskReader {
         only: Option<&RoaringTreemap>,
         ctx: Arc<ReadContext>,
     ) -> crate::Result<TaskReader> {
+        Self::open_inner(table, task, rows, only, 0, ctx).await
+    }
+
+    /// Like [`TaskReader::open`], starting at file position `from`: a position
+    /// [`TaskReader::next_positioned`] gave makes the read yield that batch first, then the
+    /// same batches as a read from the start (see [`super::resume`]).
+    pub async fn open_from(
+        table: &Table,
+        task: FileScanTask,
+        rows: Option<std::ops::Range<u64>>,
+        from: u64,
+        ctx: Arc<ReadContext>,
+    ) -> crate::Result<TaskReader> {
+        Self::open_inner(table, task, rows, None, from, ctx).await
+    }
+
+    async fn open_inner(
+        table: &Table,
+        task: FileScanTask,
+        rows: Option<std::ops::Range<u64>>,
+        only: Option<&RoaringTreemap>,
+        from: u64,
+        ctx: Arc<ReadContext>,
+    ) -> crate::Result<TaskReader> {
         let io = table.io();
         let path = io.shown(&task.data_file.file_path);
         let deleted = deleted_positions(table, &task).await?;
@@ -161,6 +185,12 @@ impl TaskReader {
         }
         if let Some(only) = only {
             runs = intersect(runs, only);
+            select = true;
+        }
+        // Positions before a restart point. The file is opened as for a read from the start
+        // (same page index, so the same slices): batches then break where that read's do.
+        if from > 0 {
+            runs = subtract(runs, &[(0, from.min(num_rows))]);
             select = true;
         }
         if let Some(filter) = &ctx.row_group_filter {
@@ -279,6 +309,13 @@ impl TaskReader {
 
     /// The next batch of live rows, or `None` at the end of the file.
     pub async fn next_batch(&mut self) -> crate::Result<Option<RecordBatch>> {
+        Ok(self.next_positioned().await?.map(|(_, b)| b))
+    }
+
+    /// The next batch of live rows with the file position to restart at
+    /// ([`TaskReader::open_from`]) for it to come first: the position of the first row the
+    /// data file's read gave for it (equality deletes may have removed that row since).
+    pub async fn next_positioned(&mut self) -> crate::Result<Option<(u64, RecordBatch)>> {
         loop {
             let Some(stream) = self.stream.as_mut() else {
                 return Ok(None);
@@ -288,9 +325,10 @@ impl TaskReader {
                 return Ok(None);
             };
             let batch = batch?;
+            let at = self.cursor.position();
             let out = self.convert(&batch)?;
             if out.num_rows() > 0 {
-                return Ok(Some(out));
+                return Ok(Some((at, out)));
             }
         }
     }
@@ -326,6 +364,8 @@ impl TaskReader {
         let positions = if self.positions {
             self.cursor.take(n)
         } else {
+            // Still counted: restart points are positions.
+            self.cursor.skip(n);
             Vec::new()
         };
         let keep = self.equality_keep(batch)?;
@@ -664,6 +704,28 @@ impl PositionCursor {
         }
     }
 
+    /// The position of the next row (past the last run at the end).
+    fn position(&self) -> u64 {
+        match self.runs.get(self.run) {
+            Some((start, _)) => start + self.offset,
+            None => self.runs.last().map_or(0, |(s, l)| s + l),
+        }
+    }
+
+    /// Moves past `n` rows.
+    fn skip(&mut self, mut n: usize) {
+        while n > 0 && self.run < self.runs.len() {
+            let (_, len) = self.runs[self.run];
+            let k = ((len - self.offset) as usize).min(n);
+            self.offset += k as u64;
+            n -= k;
+            if self.offset == len {
+                self.run += 1;
+                self.offset = 0;
+            }
+        }
+    }
+
     fn take(&mut self, mut n: usize) -> Vec<u64> {
         let mut out = Vec::with_capacity(n);
         while n > 0 && self.run < self.runs.len() {
@@ -692,9 +754,16 @@ mod tests {
         d.extend([0u64, 3, 4, 9]);
         let runs = without_deleted(vec![(0, 10)], Some(&d));
         assert_eq!(runs, vec![(1, 2), (5, 4)]);
-        let mut c = PositionCursor::new(runs);
+        let mut c = PositionCursor::new(runs.clone());
         assert_eq!(c.take(3), vec![1, 2, 5]);
+        assert_eq!(c.position(), 6);
         assert_eq!(c.take(5), vec![6, 7, 8]);
+        assert_eq!(c.position(), 9);
+        let mut c = PositionCursor::new(runs);
+        c.skip(2);
+        assert_eq!(c.position(), 5);
+        c.skip(1);
+        assert_eq!(c.take(1), vec![6]);
     }
 
     #[test]

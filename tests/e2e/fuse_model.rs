@@ -193,8 +193,8 @@ struct Content {
     parquet_rows: Option<Vec<String>>,
 }
 
-/// Per data file: its view stem, CSV view and Parquet rows (JSON Lines).
-type FileViews = Vec<(String, Arc<Vec<u8>>, Vec<String>)>;
+/// Per data file: its view stem, CSV view, Parquet rows (JSON Lines) and JSON Lines view.
+type FileViews = Vec<(String, Arc<Vec<u8>>, Vec<String>, Arc<Vec<u8>>)>;
 
 /// Which view of a read.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -211,6 +211,7 @@ enum Entry {
     Dir(Option<BTreeSet<String>>),
     Link(String),
     Csv(SnapRead, Scope),
+    Jsonl(SnapRead, Scope),
     Parquet(SnapRead, Scope),
     SnapshotJson(SnapRead),
     SnapshotsCsv(usize),
@@ -535,6 +536,7 @@ impl Model {
             [] => Entry::Dir(Some(
                 [
                     "data.csv",
+                    "data.jsonl",
                     "data.parquet",
                     "files",
                     "partitions",
@@ -546,6 +548,7 @@ impl Model {
             )),
             ["data.csv"] => Entry::Csv(read, Scope::All),
             ["data.parquet"] => Entry::Parquet(read, Scope::All),
+            ["data.jsonl"] => Entry::Jsonl(read, Scope::All),
             ["snapshot.json"] => Entry::SnapshotJson(read),
             ["partitions", ..] => Entry::Unknown,
             ["files"] => Entry::Dir(None),
@@ -554,6 +557,8 @@ impl Model {
                     Entry::Csv(read, Scope::File(stem.to_string()))
                 } else if let Some(stem) = name.strip_suffix(".parquet") {
                     Entry::Parquet(read, Scope::File(stem.to_string()))
+                } else if let Some(stem) = name.strip_suffix(".jsonl") {
+                    Entry::Jsonl(read, Scope::File(stem.to_string()))
                 } else {
                     Entry::Missing
                 }
@@ -567,7 +572,9 @@ impl Model {
     fn settle(&mut self, entry: Entry) -> Entry {
         match entry {
             Entry::Dir(None) => Entry::Dir(None),
-            Entry::Csv(read, Scope::File(stem)) | Entry::Parquet(read, Scope::File(stem))
+            Entry::Csv(read, Scope::File(stem))
+            | Entry::Parquet(read, Scope::File(stem))
+            | Entry::Jsonl(read, Scope::File(stem))
                 if !self.files(&read).iter().any(|f| f.0 == stem) =>
             {
                 Entry::Missing
@@ -631,9 +638,11 @@ impl Model {
         let stems = icefloe_fuse::plan::view_names(paths.iter().map(String::as_str));
         let csv = self.data_csv(read);
         let header = csv_records(&csv)[0].to_vec();
-        let mut views: Vec<(String, Vec<u8>, Vec<String>)> = stems
+        // Stem, CSV, Parquet rows, JSON Lines.
+        #[allow(clippy::type_complexity)]
+        let mut views: Vec<(String, Vec<u8>, Vec<String>, Vec<u8>)> = stems
             .into_iter()
-            .map(|s| (s, header.clone(), Vec::new()))
+            .map(|s| (s, header.clone(), Vec::new(), Vec::new()))
             .collect();
         if !paths.is_empty() {
             let mut cols = self.columns(read).join(",");
@@ -670,6 +679,19 @@ impl Model {
                 body == csv[header.len()..],
                 "the CLI's rows with _file are its rows"
             );
+            // JSON Lines: `_file` is each line's last key.
+            let jsonl = self.cli(
+                read,
+                &["cat", "--lineage", "--format", "jsonl", "--columns", &cols],
+            );
+            for line in jsonl.split_inclusive(|b| *b == b'\n') {
+                let text = std::str::from_utf8(line).expect("UTF-8");
+                let at = text.rfind(",\"_file\":\"").expect("_file key");
+                let file = text[at + 10..].trim_end_matches("\"}\n");
+                let v = &mut views[file_of(file)].3;
+                v.extend_from_slice(&text.as_bytes()[..at]);
+                v.extend_from_slice(b"}\n");
+            }
             let pq = self.cli(
                 read,
                 &[
@@ -688,7 +710,7 @@ impl Model {
         }
         let files: FileViews = views
             .into_iter()
-            .map(|(s, c, p)| (s, Arc::new(c), p))
+            .map(|(s, c, p, j)| (s, Arc::new(c), p, Arc::new(j)))
             .collect();
         self.content.entry(read.key()).or_default().files = Some(files.clone());
         files
@@ -722,6 +744,15 @@ impl Model {
     fn bytes(&mut self, path: &str, entry: &Entry) -> Result<Arc<Vec<u8>>, String> {
         match entry {
             Entry::Csv(read, Scope::All) => Ok(self.data_csv(read)),
+            Entry::Jsonl(read, Scope::All) => Ok(Arc::new(
+                self.cli(read, &["cat", "--lineage", "--format", "jsonl"]),
+            )),
+            Entry::Jsonl(read, Scope::File(stem)) => Ok(self
+                .files(read)
+                .into_iter()
+                .find(|f| f.0 == *stem)
+                .expect("settled")
+                .3),
             Entry::Csv(read, Scope::File(stem)) => Ok(self
                 .files(read)
                 .into_iter()
@@ -877,10 +908,16 @@ impl Model {
                         .collect(),
                     Err(_) => Vec::new(),
                 },
-                Entry::Link(_) => ["data.csv", "data.parquet", "files", "snapshot.json"]
-                    .iter()
-                    .map(|s| s.to_string())
-                    .collect(),
+                Entry::Link(_) => [
+                    "data.csv",
+                    "data.jsonl",
+                    "data.parquet",
+                    "files",
+                    "snapshot.json",
+                ]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
                 _ => return path,
             };
             if (depth >= 2 && rng.chance(5)) || names.is_empty() {
@@ -950,11 +987,10 @@ impl Model {
             (Entry::Missing, Err(e)) if errno(&e) == libc::ENOENT => return Ok(()),
             (Entry::NotDir, Err(e)) if errno(&e) == libc::ENOTDIR => return Ok(()),
             (Entry::Unknown, _) => return Ok(()),
-            (Entry::Csv(..) | Entry::Parquet(..) | Entry::SnapshotJson(_), Err(e))
-                if errno(&e) == libc::ENOTDIR =>
-            {
-                return Ok(())
-            }
+            (
+                Entry::Csv(..) | Entry::Jsonl(..) | Entry::Parquet(..) | Entry::SnapshotJson(_),
+                Err(e),
+            ) if errno(&e) == libc::ENOTDIR => return Ok(()),
             (Entry::SnapshotsCsv(_) | Entry::Opaque, _) => return Ok(()),
             (Entry::Dir(None), Ok(got)) => {
                 // files/: the model's data files, each as CSV and Parquet.
@@ -968,7 +1004,13 @@ impl Model {
                     let want: BTreeSet<String> = self
                         .files(&read)
                         .iter()
-                        .flat_map(|f| [format!("{}.csv", f.0), format!("{}.parquet", f.0)])
+                        .flat_map(|f| {
+                            [
+                                format!("{}.csv", f.0),
+                                format!("{}.jsonl", f.0),
+                                format!("{}.parquet", f.0),
+                            ]
+                        })
                         .collect();
                     if got != want {
                         return Err(format!("ls {path}: {got:?}, want {want:?}"));
@@ -980,6 +1022,7 @@ impl Model {
             (Entry::Link(_), Ok(got)) => {
                 let want = [
                     "data.csv",
+                    "data.jsonl",
                     "data.parquet",
                     "files",
                     "partitions",

@@ -19,6 +19,7 @@ use pgrx::pg_guard;
 use pgrx::pg_sys::{self, Datum, Oid};
 
 use crate::convert::{ColumnReader, Kind};
+use crate::pgutil::{array_elements, ArrayElem};
 
 /// A column ANALYZE can correct: its attribute, the Iceberg field it reads and how its
 /// values become Datums (the scan's plan).
@@ -331,7 +332,7 @@ unsafe fn scaled_numbers(
     scale: f64,
 ) -> Option<Datum> {
     let (mut elems, typ) = array_elems(cache, tup, anum)?;
-    if typ.0 != pg_sys::FLOAT4OID {
+    if typ.typid != pg_sys::FLOAT4OID {
         return None;
     }
     for e in elems.iter_mut() {
@@ -341,53 +342,30 @@ unsafe fn scaled_numbers(
     Some(make_array(&mut elems, &typ))
 }
 
-/// The element type of a statistics array and its length, by-value flag and alignment.
-struct ElemType(Oid, i16, bool, std::os::raw::c_char);
-
 /// The elements of the array at attribute `anum` (none of them NULL), in the current memory
 /// context.
 unsafe fn array_elems(
     cache: i32,
     tup: pg_sys::HeapTuple,
     anum: u32,
-) -> Option<(Vec<Datum>, ElemType)> {
+) -> Option<(Vec<Datum>, ArrayElem)> {
     let mut isnull = false;
     let d = pg_sys::SysCacheGetAttr(cache, tup, anum as pg_sys::AttrNumber, &mut isnull);
     if isnull {
         return None;
     }
-    let arr = pg_sys::pg_detoast_datum(d.cast_mut_ptr()) as *mut pg_sys::ArrayType;
-    let elem = (*arr).elemtype;
-    let (len, byval, align) = crate::pgutil::typlenbyvalalign(elem);
-    let mut datums: *mut Datum = std::ptr::null_mut();
-    let mut dnulls: *mut bool = std::ptr::null_mut();
-    let mut n: i32 = 0;
-    pg_sys::deconstruct_array(
-        arr,
-        elem,
-        len as i32,
-        byval,
-        align,
-        &mut datums,
-        &mut dnulls,
-        &mut n,
-    );
-    let n = n.max(0) as usize;
-    if (0..n).any(|i| *dnulls.add(i)) {
-        return None;
-    }
-    let elems = (0..n).map(|i| *datums.add(i)).collect();
-    Some((elems, ElemType(elem, len, byval, align)))
+    let (elems, nulls, typ) = array_elements(d);
+    (!nulls.contains(&true)).then_some((elems, typ))
 }
 
-unsafe fn make_array(elems: &mut [Datum], typ: &ElemType) -> Datum {
+unsafe fn make_array(elems: &mut [Datum], typ: &ArrayElem) -> Datum {
     let a = pg_sys::construct_array(
         elems.as_mut_ptr(),
         elems.len() as i32,
-        typ.0,
-        typ.1 as i32,
-        typ.2,
-        typ.3,
+        typ.typid,
+        typ.len as i32,
+        typ.byval,
+        typ.align,
     );
     Datum::from(a)
 }
@@ -407,7 +385,7 @@ unsafe fn widened(
     upper: Option<Datum>,
 ) -> Option<Datum> {
     let (mut elems, typ) = array_elems(cache, tup, anum)?;
-    if typ.0 != typid || elems.len() < 2 {
+    if typ.typid != typid || elems.len() < 2 {
         return None;
     }
     let lt = pg_sys::get_opcode(op);

@@ -186,6 +186,52 @@ pub fn typlenbyvalalign(typid: Oid) -> (i16, bool, c_char) {
     (len, byval, align)
 }
 
+/// An array's element type and its storage (`typlen`, `typbyval`, `typalign`), as
+/// `deconstruct_array` and `construct_array` take them.
+#[derive(Clone, Copy)]
+pub struct ArrayElem {
+    pub typid: Oid,
+    pub len: i16,
+    pub byval: bool,
+    pub align: c_char,
+}
+
+/// The elements of array `d` (detoasted here) and whether each is NULL, with their type.
+/// Elements not passed by value point into memory of the current memory context.
+///
+/// # Safety
+/// `d` must be an array Datum.
+pub unsafe fn array_elements(d: Datum) -> (Vec<Datum>, Vec<bool>, ArrayElem) {
+    let arr = pg_sys::pg_detoast_datum(d.cast_mut_ptr()) as *mut pg_sys::ArrayType;
+    let typid = (*arr).elemtype;
+    let (len, byval, align) = typlenbyvalalign(typid);
+    let mut values: *mut Datum = std::ptr::null_mut();
+    let mut nulls: *mut bool = std::ptr::null_mut();
+    let mut n: i32 = 0;
+    pg_sys::deconstruct_array(
+        arr,
+        typid,
+        len as i32,
+        byval,
+        align,
+        &mut values,
+        &mut nulls,
+        &mut n,
+    );
+    let n = n.max(0) as usize;
+    let elem = ArrayElem {
+        typid,
+        len,
+        byval,
+        align,
+    };
+    (
+        (0..n).map(|i| *values.add(i)).collect(),
+        (0..n).map(|i| *nulls.add(i)).collect(),
+        elem,
+    )
+}
+
 /// Parses a timestamptz with Postgres' input function: microseconds since 2000-01-01.
 /// Invalid input raises Postgres' own ERROR.
 pub fn parse_timestamptz(text: &str) -> Option<i64> {

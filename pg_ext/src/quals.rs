@@ -529,29 +529,13 @@ unsafe fn const_array(
     ctx: &Ctx,
 ) -> Option<Vec<(Literal, String)>> {
     let (d, _) = const_value(node, ctx)?;
-    let arr = pg_sys::pg_detoast_datum(d.cast_mut_ptr()) as *mut pg_sys::ArrayType;
-    let elem = (*arr).elemtype;
-    let (len, byval, align) = crate::pgutil::typlenbyvalalign(elem);
-    let mut values: *mut Datum = std::ptr::null_mut();
-    let mut nulls: *mut bool = std::ptr::null_mut();
-    let mut n: i32 = 0;
-    pg_sys::deconstruct_array(
-        arr,
-        elem,
-        len as i32,
-        byval,
-        align,
-        &mut values,
-        &mut nulls,
-        &mut n,
-    );
-    let mut out = Vec::with_capacity(n.max(0) as usize);
-    for i in 0..n.max(0) as usize {
-        if *nulls.add(i) {
+    let (values, nulls, elem) = crate::pgutil::array_elements(d);
+    let mut out = Vec::with_capacity(values.len());
+    for (&d, null) in values.iter().zip(nulls) {
+        if null {
             continue; // x = NULL is never true
         }
-        let d = *values.add(i);
-        out.push((datum_literal(d, elem, ty)?, show_datum(d, elem)));
+        out.push((datum_literal(d, elem.typid, ty)?, show_datum(d, elem.typid)));
     }
     Some(out)
 }

@@ -30,6 +30,7 @@ use std::time::{Duration, Instant};
 use arrow::array::{Array, StringArray};
 use arrow::datatypes::DataType;
 use icefloe_core::encode::jsonl::JsonLinesWriter;
+use icefloe_testkit::rng::Rng;
 use icefloe_testkit::{copy_dir, fixtures_dir, parse_csv};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use serde_json::Value;
@@ -62,30 +63,13 @@ const COMMIT_WAIT: Duration = Duration::from_secs(30);
 /// (`MUTABLE_TTL` in fuse/src/fs.rs): the model waits this long after the mount shows a commit.
 const MUTABLE_TTL: Duration = Duration::from_millis(1100);
 
-/// splitmix64: small, seeded, reproducible.
-struct Rng(u64);
+/// The shapes of the model's reads, drawn from the seeded generator.
+trait ReadShapes {
+    fn offset(&mut self, len: u64) -> u64;
+    fn length(&mut self) -> usize;
+}
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        if n == 0 {
-            0
-        } else {
-            (self.next() % n as u64) as usize
-        }
-    }
-    fn chance(&mut self, one_in: usize) -> bool {
-        self.below(one_in) == 0
-    }
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> Option<&'a T> {
-        (!items.is_empty()).then(|| &items[self.below(items.len())])
-    }
+impl ReadShapes for Rng {
     /// An offset in a file of `len` bytes: anywhere, near a 4 KiB or 128 KiB boundary, at
     /// the end, or past it.
     fn offset(&mut self, len: u64) -> u64 {

@@ -30,6 +30,7 @@ use icefloe_core::spec::{ManifestFile, PrimitiveType, TableMetadata, Type};
 use icefloe_core::validate::manifest::{check_manifest, check_manifest_list};
 use icefloe_core::{Scan, Table};
 use icefloe_testkit::alloc::{self, Counting};
+use icefloe_testkit::rng::Rng;
 use icefloe_testkit::{copy_table, fixtures_dir};
 use serde_json::Value as Json;
 
@@ -42,29 +43,6 @@ const HANG_SECONDS: u64 = 60;
 
 #[global_allocator]
 static GLOBAL: Counting = Counting::new(HARD_LIMIT);
-
-/// splitmix64: small, seeded, reproducible.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        if n == 0 {
-            0
-        } else {
-            (self.next() % n as u64) as usize
-        }
-    }
-    fn chance(&mut self, one_in: usize) -> bool {
-        self.below(one_in) == 0
-    }
-}
 
 const INTERESTING: [i64; 14] = [
     -1,

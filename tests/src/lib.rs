@@ -4,6 +4,7 @@
 
 pub mod alloc;
 pub mod cat;
+pub mod rng;
 pub mod servers;
 
 use std::collections::HashMap;

@@ -107,31 +107,40 @@ bench_parquet_files() {
   echo "cat MOUNT/current/files/*.parquet, cold: $(python3 -c "print(f'{$t_mnt:.3f} s, CLI export {$t_cli:.3f} s, ratio {$t_cli / $t_mnt:.2f}x')")"
 }
 
-# ls -l current/ on a fresh mount (sizes every view of the snapshot).
-bench_ls_cold() {
-  # The mount's start is not timed: only ls.
+# The smallest of RUNS runs of "$@", each printing its seconds first.
+best_reported() {
   local best=""
   for _ in $(seq "$RUNS"); do
-    fresh_mount
-    local t0 t1; t0=$(now); ls -l "$MNT/current/" > /dev/null; t1=$(now)
-    unmount
-    best=$(python3 -c "print(min(float(x) for x in '$best $(python3 -c "print($t1 - $t0)")'.split()))")
+    local secs
+    read -r secs _ < <("$@")
+    best=$(python3 -c "print(min(float(x) for x in '$best $secs'.split()))")
   done
+  echo "$best"
+}
+
+# Seconds of one `ls -l current/` on a fresh mount (the mount's start is not timed).
+ls_fresh() {
+  fresh_mount > /dev/null
+  local t0 t1; t0=$(now); ls -l "$MNT/current/" > /dev/null; t1=$(now)
+  unmount > /dev/null
+  python3 -c "print($t1 - $t0)"
+}
+
+# ls -l current/ on a fresh mount (sizes every view of the snapshot).
+bench_ls_cold() {
+  local best
+  best=$(best_reported ls_fresh)
   T_LS_COLD=$(python3 -c "print(f'{$best * 1000:.0f}')")
   # The floor under any exact size of data.csv without an index: the length of a value needs
   # the value, so every page of every live data file is read and decompressed (no decoding).
   cargo build --release --quiet -p icefloe-benches --bin page_floor
-  local files floor=""
+  local files floor
   mapfile -t files < <("$ICEFLOE" files "$TABLE" --format csv | python3 -c "
 import csv, os, sys
 for r in csv.DictReader(sys.stdin):
     f = r['data_file']
     print(f if os.path.isabs(f) else os.path.join(sys.argv[1], f))" "$TABLE")
-  for _ in $(seq "$RUNS"); do
-    local secs
-    read -r secs _ < <("$CARGO_TARGET_DIR/release/page_floor" "${files[@]}")
-    floor=$(python3 -c "print(min(float(x) for x in '$floor $secs'.split()))")
-  done
+  floor=$(best_reported "$CARGO_TARGET_DIR/release/page_floor" "${files[@]}")
   echo "ls -l MOUNT/current/, cold: ${T_LS_COLD} ms (floor: reading and decompressing every page of the ${#files[@]} data files takes $(python3 -c "print(f'{$floor * 1000:.0f}')") ms)"
 }
 
@@ -141,13 +150,8 @@ bench_ls_index() {
   fresh_mount
   ls -l "$MNT/current/" > /dev/null
   unmount
-  local best=""
-  for _ in $(seq "$RUNS"); do
-    fresh_mount
-    local t0 t1; t0=$(now); ls -l "$MNT/current/" > /dev/null; t1=$(now)
-    unmount
-    best=$(python3 -c "print(min(float(x) for x in '$best $(python3 -c "print($t1 - $t0)")'.split()))")
-  done
+  local best
+  best=$(best_reported ls_fresh)
   unset INDEX_DIR
   T_LS_INDEX=$(python3 -c "print(f'{$best * 1000:.0f}')")
   echo "ls -l MOUNT/current/, remount with the on-disk index: ${T_LS_INDEX} ms ($(du -sh "$WORK/index" | cut -f1) of index)"

@@ -400,7 +400,6 @@ fn decode(body: &[u8], tasks: &[FileScanTask]) -> Option<(Vec<(Group, Fresh)>, L
 mod tests {
     use super::*;
     use crate::tree::Format;
-    use icefloe_core::Table;
 
     /// v2_upgraded's current snapshot: files written before the upgrade (no lineage) and
     /// after, position deletes and a deletion vector; its views' schemas differ in nullability.
@@ -415,14 +414,8 @@ mod tests {
     /// parts: wrong bytes, silently; the reference-model test found it too, seed 1002).
     #[tokio::test(flavor = "multi_thread")]
     async fn per_file_views_leave_the_parts_of_data_parquet_alone() {
-        let table = Table::open(UPGRADED).await.expect("open");
-        let id = table.metadata().current_snapshot_id.expect("current");
-        let schema = table.metadata().current_schema().schema_id;
-        let plan = Arc::new(
-            SnapshotPlan::new(0, &table, id, schema)
-                .await
-                .expect("plan"),
-        );
+        let plan = crate::plan::current_plan(UPGRADED).await;
+        let (id, schema) = (plan.snapshot.snapshot_id, plan.schema_id);
         let store = Arc::new(FreshStore::new(None, 1 << 30).expect("store"));
         let views = PqViews::new(store, Handle::current());
         let key = |scope| ViewKey {

@@ -134,6 +134,20 @@ pub fn view_names<'a>(paths: impl Iterator<Item = &'a str>) -> Vec<String> {
     names.into_iter().map(|n| n.expect("named")).collect()
 }
 
+/// The plan of the current snapshot of the table at `dir`, read with the current schema (for
+/// the unit tests of the views).
+#[cfg(test)]
+pub(crate) async fn current_plan(dir: &str) -> Arc<SnapshotPlan> {
+    let table = icefloe_core::Table::open(dir).await.expect("open");
+    let id = table.metadata().current_snapshot_id.expect("current");
+    let schema = table.metadata().current_schema().schema_id;
+    Arc::new(
+        SnapshotPlan::new(0, &table, id, schema)
+            .await
+            .expect("plan"),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -517,14 +517,8 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread")]
     async fn reads_at_any_offset_match_the_whole_view() {
-        let table = Table::open(LARGE).await.expect("open");
-        let id = table.metadata().current_snapshot_id.expect("current");
-        let schema = table.metadata().current_schema().schema_id;
-        let plan = Arc::new(
-            SnapshotPlan::new(0, &table, id, schema)
-                .await
-                .expect("plan"),
-        );
+        let plan = crate::plan::current_plan(LARGE).await;
+        let (id, schema) = (plan.snapshot.snapshot_id, plan.schema_id);
         let want = whole(&plan).await;
         // A cache far smaller than the view: most chunks are rendered again through cursors.
         let views = CsvViews::new(64 << 10);
@@ -578,14 +572,8 @@ mod tests {
     /// (before, a backward read decoded every batch up to it).
     #[tokio::test(flavor = "multi_thread")]
     async fn a_read_elsewhere_decodes_only_its_batch() {
-        let table = Table::open(LARGE).await.expect("open");
-        let id = table.metadata().current_snapshot_id.expect("current");
-        let schema = table.metadata().current_schema().schema_id;
-        let plan = Arc::new(
-            SnapshotPlan::new(0, &table, id, schema)
-                .await
-                .expect("plan"),
-        );
+        let plan = crate::plan::current_plan(LARGE).await;
+        let (id, schema) = (plan.snapshot.snapshot_id, plan.schema_id);
         let want = whole(&plan).await;
         let views = CsvViews::new(16 << 20);
         let key = ViewKey {
@@ -685,14 +673,8 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread")]
     async fn a_file_view_is_its_rows_after_the_header() {
-        let table = Table::open(LARGE).await.expect("open");
-        let id = table.metadata().current_snapshot_id.expect("current");
-        let schema = table.metadata().current_schema().schema_id;
-        let plan = Arc::new(
-            SnapshotPlan::new(0, &table, id, schema)
-                .await
-                .expect("plan"),
-        );
+        let plan = crate::plan::current_plan(LARGE).await;
+        let (id, schema) = (plan.snapshot.snapshot_id, plan.schema_id);
         let views = CsvViews::new(16 << 20);
         let mut rows = 0;
         for t in 0..plan.tasks.len() {

@@ -12,6 +12,7 @@ use icefloe_core::FileScanTask;
 use tokio::runtime::Handle;
 
 use crate::built::{Built, ViewSize};
+use crate::encodes::Encodes;
 use crate::error::{FuseError, Result};
 use crate::fresh::{FreshKey, FreshStore};
 use crate::index::{BodyReader, BodyWriter, EntryKind, Index, IndexKey};
@@ -31,6 +32,7 @@ pub struct PqView {
     layout: Layout,
     store: Arc<FreshStore>,
     render: Handle,
+    encodes: Encodes,
 }
 
 impl PqView {
@@ -99,6 +101,7 @@ impl PqView {
             return Ok(());
         }
         let (group, first) = &self.groups[g];
+        let _turn = self.encodes.enter().await;
         let file = self.store.create(&key)?;
         let (file, fresh) = self
             .view
@@ -125,17 +128,31 @@ pub struct PqViews {
     render: Handle,
     views: Built<PqView>,
     index: Arc<Index>,
+    encodes: Encodes,
 }
 
 impl PqViews {
-    /// Views keeping fresh parts in `store`, encoding on `render`.
+    /// Views keeping fresh parts in `store`, encoding on `render`, at most
+    /// [`crate::RENDER_THREADS`] parts at once.
     pub fn new(store: Arc<FreshStore>, render: Handle) -> PqViews {
         PqViews {
             store,
             render,
             views: Built::default(),
             index: Arc::new(Index::disabled()),
+            encodes: Encodes::new(crate::RENDER_THREADS),
         }
+    }
+
+    /// Encodes at most `n` parts at once, over all the views.
+    pub fn with_encodes(mut self, n: usize) -> PqViews {
+        self.encodes = Encodes::new(n);
+        self
+    }
+
+    /// The bound on encodings (and the most that ran at once).
+    pub fn encodes(&self) -> &Encodes {
+        &self.encodes
     }
 
     /// Takes and keeps the views' layouts in `index`.
@@ -160,10 +177,10 @@ impl PqViews {
             .get_or_build(key, || {
                 let (key, plan, name) = (key.clone(), plan.clone(), name.to_string());
                 let (store, render) = (self.store.clone(), self.render.clone());
-                let index = self.index.clone();
+                let (index, encodes) = (self.index.clone(), self.encodes.clone());
                 async move {
                     self.render
-                        .spawn(build(key, plan, name, store, render, index))
+                        .spawn(build(key, plan, name, store, render, index, encodes))
                         .await?
                 }
             })
@@ -184,6 +201,7 @@ async fn build(
     store: Arc<FreshStore>,
     render: Handle,
     index: Arc<Index>,
+    encodes: Encodes,
 ) -> Result<PqView> {
     let plan_tasks = plan.tasks_of(key.scope);
     let tasks: Vec<FileScanTask> = plan_tasks.iter().map(|&t| plan.tasks[t].clone()).collect();
@@ -211,6 +229,7 @@ async fn build(
                     layout,
                     store,
                     render,
+                    encodes,
                 });
             }
             None => index.reject(&ikey, "not the layout of this view's data files"),
@@ -238,8 +257,10 @@ async fn build(
                 row_group: g.row_group,
             };
             let (view, tasks, store) = (view.clone(), tasks.clone(), store.clone());
+            let encodes = encodes.clone();
             running.spawn(async move {
                 let _guard = store.making(&key).await;
+                let _turn = encodes.enter().await;
                 let file = store.create(&key)?;
                 let (file, fresh) = view.encode(&tasks[g.task], &g, file).await?;
                 store.insert(key, file, fresh.len)?;
@@ -275,6 +296,7 @@ async fn build(
         layout,
         store,
         render,
+        encodes,
     })
 }
 
@@ -407,6 +429,49 @@ mod tests {
         env!("CARGO_MANIFEST_DIR"),
         "/../tests/fixtures/warehouse/db/v2_upgraded"
     );
+
+    /// Every view of the snapshot built at once, with their fresh parts: `n` encodings allowed
+    /// at once over all of them. Returns the most that ran at once, and each view's bytes.
+    async fn build_all_at_once(n: usize) -> (usize, Vec<Vec<u8>>) {
+        let plan = crate::plan::current_plan(UPGRADED).await;
+        let (id, schema) = (plan.snapshot.snapshot_id, plan.schema_id);
+        let store = Arc::new(FreshStore::new(None, 1 << 30).expect("store"));
+        let views = Arc::new(PqViews::new(store, Handle::current()).with_encodes(n));
+        let scopes: Vec<Scope> = std::iter::once(Scope::All)
+            .chain((0..plan.tasks.len()).map(Scope::File))
+            .collect();
+        let builds = scopes.into_iter().map(|scope| {
+            let (views, plan) = (views.clone(), plan.clone());
+            tokio::spawn(async move {
+                let key = ViewKey {
+                    table: 0,
+                    snapshot: id,
+                    schema,
+                    scope,
+                    format: Format::Parquet,
+                };
+                let v = views.get(&key, &plan, "view").await.expect("view");
+                v.read(0, u32::MAX).await.expect("read")
+            })
+        });
+        let bytes = futures::future::try_join_all(builds).await.expect("builds");
+        (views.encodes().peak(), bytes)
+    }
+
+    /// The views of a snapshot sized at once encode no more parts at once than the mount's
+    /// bound, whatever their number, and read the same bytes as when encodings overlap.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn encodings_at_once_are_bounded_over_all_views() {
+        let (peak, one_at_a_time) = build_all_at_once(1).await;
+        assert_eq!(peak, 1, "encodings at once with a bound of 1");
+        // Unbounded enough: the same builds do overlap (so the bound above is what held).
+        let (peak, overlapping) = build_all_at_once(64).await;
+        assert!(peak > 1, "the views' encodings never overlapped: {peak}");
+        assert!(one_at_a_time == overlapping, "bytes differ with the bound");
+        assert!(one_at_a_time
+            .iter()
+            .all(|b| b.starts_with(b"PAR1") && b.ends_with(b"PAR1")));
+    }
 
     /// `data.parquet` and the per-file views of one snapshot encode a row group into different
     /// bytes: building the per-file views must not change what `data.parquet` reads (they

@@ -2,8 +2,9 @@
 //! per-file views get under `files/`.
 
 use std::collections::HashSet;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
+use icefloe_core::io::readahead::ReadAheadBudget;
 use icefloe_core::scan::partition_dirs::{partition_dirs, PartitionDir};
 use icefloe_core::spec::Snapshot;
 use icefloe_core::{FileScanTask, Scan, SnapshotSelector, Table};
@@ -12,6 +13,17 @@ use tokio::sync::OnceCell;
 use crate::error::Result;
 use crate::text::{Text, TextRenderer};
 use crate::view::FileLayout;
+
+/// Slices of data files read ahead at once over every reader of the mount (sizing passes,
+/// rendering cursors, encodings), each about 2 MiB of compressed columns and a few decoded
+/// batches: past it, a reader decodes only the slice it is at ([`ReadAheadBudget`]).
+pub const READ_AHEAD_SLICES: usize = 8;
+
+/// The mount's read-ahead budget, shared by the scans of every plan.
+pub fn read_ahead_budget() -> &'static ReadAheadBudget {
+    static BUDGET: OnceLock<ReadAheadBudget> = OnceLock::new();
+    BUDGET.get_or_init(|| ReadAheadBudget::new(READ_AHEAD_SLICES))
+}
 
 /// One snapshot, planned once and shared by every view of it. Snapshots are immutable, so a
 /// plan never changes; an open file keeps its plan even after the snapshot is expired.
@@ -61,8 +73,10 @@ impl SnapshotPlan {
             .snapshot(SnapshotSelector::Id(snapshot_id))
             .schema_id(schema_id)
             .lineage(true)
-            // Many readers at once, each holding a few slices of a file, not a row group.
+            // Many readers at once, each holding a slice of a file, not a row group, and a few
+            // read ahead only while the mount's budget has room.
             .sliced_reads(true)
+            .read_ahead_budget(read_ahead_budget().clone())
             .build(table)?;
         let tasks = scan.plan_files().await?;
         let snapshot = scan.snapshot().cloned().ok_or_else(|| {

@@ -35,6 +35,8 @@ pub struct FileReader {
     batch_size: usize,
     /// Whether a local Parquet file is read in slices too.
     sliced: bool,
+    /// Bounds the slices read ahead, over every reader sharing it.
+    budget: Option<readahead::ReadAheadBudget>,
     inner: Inner,
 }
 
@@ -119,6 +121,7 @@ impl FileReader {
             num_rows,
             batch_size,
             sliced: false,
+            budget: None,
             inner,
         })
     }
@@ -127,6 +130,12 @@ impl FileReader {
     /// for bounded memory: see [`super::readahead`].
     pub fn sliced(mut self, on: bool) -> Self {
         self.sliced = on;
+        self
+    }
+
+    /// Reads slices ahead only while `budget` (shared with other readers) has room.
+    pub fn read_ahead_budget(mut self, budget: Option<readahead::ReadAheadBudget>) -> Self {
+        self.budget = budget;
         self
     }
 
@@ -160,7 +169,7 @@ impl FileReader {
     pub fn stream(
         self,
         roots: Vec<usize>,
-        runs: Option<Vec<(u64, u64)>>,
+        runs: Option<Arc<[(u64, u64)]>>,
     ) -> crate::Result<BoxStream<'static, crate::Result<RecordBatch>>> {
         let shown = self.shown;
         match self.inner {
@@ -181,6 +190,7 @@ impl FileReader {
                         slices,
                         runs,
                         shown,
+                        self.budget,
                     ));
                 }
                 let mut b = p
@@ -237,13 +247,13 @@ pub(crate) fn selection(runs: &[(u64, u64)], num_rows: u64) -> RowSelection {
 
 /// Keeps the rows of successive batches whose file positions are in the runs.
 struct RunFilter {
-    runs: Vec<(u64, u64)>,
+    runs: Arc<[(u64, u64)]>,
     run: usize,
     pos: u64,
 }
 
 impl RunFilter {
-    fn new(runs: Vec<(u64, u64)>) -> Self {
+    fn new(runs: Arc<[(u64, u64)]>) -> Self {
         RunFilter {
             runs,
             run: 0,
@@ -294,7 +304,7 @@ mod tests {
             )])
             .unwrap()
         };
-        let mut f = RunFilter::new(vec![(1, 2), (3, 3), (11, 1)]);
+        let mut f = RunFilter::new(vec![(1, 2), (3, 3), (11, 1)].into());
         let mut got = Vec::new();
         for from in [0, 4, 8, 12] {
             if let Some(b) = f.apply(&batch(from), "f").unwrap() {

@@ -7,8 +7,18 @@
 //! [`READ_AHEAD`] slices beyond the one being consumed: downloads overlap decoding, and a
 //! slice's column ranges are fetched concurrently. Batches come out in file order, so
 //! positions (deletes, `_row_id`) are those of a whole-file read.
+//!
+//! A process serving many readers at once (the FUSE mount) bounds the slices read ahead over
+//! all of them with a [`ReadAheadBudget`]: a slice is read ahead (on a task of its own, its
+//! batches decoded before they are asked for) only while it holds one of the budget's permits,
+//! and a slice that finds none is read in its consumer's own task when it is reached, holding
+//! only the pages it is decoding. No reader ever waits for a permit.
 
+use std::collections::VecDeque;
 use std::ops::Range;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use arrow::record_batch::RecordBatch;
 use futures::stream::BoxStream;
@@ -32,6 +42,39 @@ pub const READ_AHEAD: usize = 2;
 
 /// Decoded batches a slice's task holds ready.
 const BATCHES_AHEAD: usize = 2;
+
+/// How many slices may be read ahead at once over all the streams that share it (clones share
+/// one budget). A stream takes a permit for each slice it starts ahead, and gives it back when
+/// that slice is consumed or the stream dropped.
+#[derive(Debug, Clone)]
+pub struct ReadAheadBudget {
+    permits: Arc<tokio::sync::Semaphore>,
+    slices: usize,
+}
+
+impl ReadAheadBudget {
+    /// A budget of `slices` slices read ahead at once (0: every slice is read when reached).
+    pub fn new(slices: usize) -> ReadAheadBudget {
+        ReadAheadBudget {
+            permits: Arc::new(tokio::sync::Semaphore::new(slices)),
+            slices,
+        }
+    }
+
+    /// Slices read ahead now, over every stream sharing the budget.
+    pub fn in_use(&self) -> usize {
+        self.slices - self.permits.available_permits()
+    }
+
+    /// The bound.
+    pub fn slices(&self) -> usize {
+        self.slices
+    }
+
+    fn try_take(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        self.permits.clone().try_acquire_owned().ok()
+    }
+}
 
 /// A part of a file read on its own.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,42 +143,141 @@ pub fn worthwhile(file: &OpenedParquet, slices: &[Slice], always: bool) -> bool 
 }
 
 /// Streams the rows at the positions `runs` (ascending `(start, len)`; `None`: every row) of
-/// `file`'s columns `mask`, slice by slice with read-ahead. `shown` names the file in errors.
+/// `file`'s columns `mask`, slice by slice with read-ahead: up to [`READ_AHEAD`] slices beyond
+/// the one being consumed, each holding a permit of `budget` when there is one (none: no bound).
+/// `shown` names the file in errors.
 pub fn stream(
     file: OpenedParquet,
     mask: ProjectionMask,
     batch_size: usize,
     slices: Vec<Slice>,
-    runs: Option<Vec<(u64, u64)>>,
+    runs: Option<Arc<[(u64, u64)]>>,
     shown: String,
+    budget: Option<ReadAheadBudget>,
 ) -> BoxStream<'static, crate::Result<RecordBatch>> {
-    let parts: Vec<(Slice, Vec<(u64, u64)>)> = slices
-        .into_iter()
-        .filter_map(|s| {
-            let kept = within(runs.as_deref(), &s.rows);
-            (!kept.is_empty()).then_some((s, kept))
-        })
-        .collect();
-    futures::stream::iter(parts)
-        .map(move |(slice, kept)| {
-            let part = read_slice(&file, &mask, batch_size, &slice, &kept, &shown);
-            futures::future::ready(crate::spawned::spawn_batches(
-                part,
-                BATCHES_AHEAD,
-                shown.clone(),
-            ))
-        })
-        .buffered(READ_AHEAD + 1)
-        .flatten()
-        .boxed()
+    Slices {
+        file,
+        mask,
+        batch_size,
+        shown,
+        budget,
+        runs,
+        parts: slices.into(),
+        ahead: VecDeque::new(),
+        current: None,
+    }
+    .boxed()
 }
 
-/// The runs of `runs` inside `rows` (every position of `rows` when `runs` is `None`).
+/// The slices of one file in order: the one being consumed, those started ahead, those not
+/// started yet.
+struct Slices {
+    file: OpenedParquet,
+    mask: ProjectionMask,
+    batch_size: usize,
+    shown: String,
+    budget: Option<ReadAheadBudget>,
+    /// The positions read (`None`: every row), shared with the reader's position cursor; each
+    /// slice's part of them is cut when it starts.
+    runs: Option<Arc<[(u64, u64)]>>,
+    /// Slices not started yet.
+    parts: VecDeque<Slice>,
+    ahead: VecDeque<BoxStream<'static, crate::Result<RecordBatch>>>,
+    current: Option<BoxStream<'static, crate::Result<RecordBatch>>>,
+}
+
+impl Slices {
+    /// The next slice not started yet that keeps some rows, and the positions it reads.
+    fn next_part(&mut self) -> Option<(Slice, Vec<(u64, u64)>)> {
+        while let Some(slice) = self.parts.pop_front() {
+            let kept = within(self.runs.as_deref(), &slice.rows);
+            if !kept.is_empty() {
+                return Some((slice, kept));
+            }
+        }
+        None
+    }
+
+    /// The rows of `slice` at `kept`, read in the consumer's task.
+    fn read(
+        &self,
+        slice: &Slice,
+        kept: &[(u64, u64)],
+    ) -> BoxStream<'static, crate::Result<RecordBatch>> {
+        read_slice(
+            &self.file,
+            &self.mask,
+            self.batch_size,
+            slice,
+            kept,
+            &self.shown,
+        )
+    }
+
+    /// Starts the next slices ahead, on tasks of their own, while the budget lets it.
+    fn read_ahead(&mut self) {
+        let room = READ_AHEAD + usize::from(self.current.is_none());
+        while self.ahead.len() < room && !self.parts.is_empty() {
+            let permit = match &self.budget {
+                None => None,
+                Some(b) => match b.try_take() {
+                    Some(p) => Some(p),
+                    None => return,
+                },
+            };
+            let Some((slice, kept)) = self.next_part() else {
+                return;
+            };
+            let part = self.read(&slice, &kept);
+            let spawned = crate::spawned::spawn_batches(part, BATCHES_AHEAD, self.shown.clone());
+            // The permit goes back when the slice's stream is dropped (consumed, or the read
+            // given up).
+            self.ahead.push_back(
+                spawned
+                    .map(move |b| {
+                        let _held = &permit;
+                        b
+                    })
+                    .boxed(),
+            );
+        }
+    }
+}
+
+impl futures::Stream for Slices {
+    type Item = crate::Result<RecordBatch>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        loop {
+            this.read_ahead();
+            if this.current.is_none() {
+                this.current = match this.ahead.pop_front() {
+                    Some(s) => Some(s),
+                    // No permit for it: read here, when reached.
+                    None => match this.next_part() {
+                        Some((slice, kept)) => Some(this.read(&slice, &kept)),
+                        None => return Poll::Ready(None),
+                    },
+                };
+            }
+            let current = this.current.as_mut().expect("a slice");
+            match current.poll_next_unpin(cx) {
+                Poll::Ready(None) => this.current = None,
+                other => return other,
+            }
+        }
+    }
+}
+
+/// The runs of `runs` (ascending, disjoint) inside `rows` (every position of `rows` when `runs`
+/// is `None`).
 fn within(runs: Option<&[(u64, u64)]>, rows: &Range<u64>) -> Vec<(u64, u64)> {
     match runs {
         None => vec![(rows.start, rows.end - rows.start)],
-        Some(runs) => runs
+        Some(runs) => runs[runs.partition_point(|&(start, len)| start + len <= rows.start)..]
             .iter()
+            .take_while(|&&(start, _)| start < rows.end)
             .filter_map(|&(start, len)| {
                 let (lo, hi) = (start.max(rows.start), (start + len).min(rows.end));
                 (lo < hi).then_some((lo, hi - lo))
@@ -215,6 +357,82 @@ mod tests {
             .parse_and_finish(&file)
             .unwrap();
         assert_eq!(slices(&plain, &ProjectionMask::all(), 4096).len(), 1);
+    }
+
+    /// Slices read ahead take permits of a shared budget and give them back once consumed or
+    /// dropped; a stream that finds no permit reads its slices when it reaches them, and every
+    /// stream yields the batches of a read without a budget.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn read_ahead_stays_within_a_shared_budget() {
+        use futures::TryStreamExt;
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/warehouse/db/v3_dv_large"
+        );
+        // Slices of 4 KiB: the fixture's 90 KB data file is read as many slices.
+        let storage = [(
+            crate::io::config::READ_SLICE_KEY.to_string(),
+            "4096".to_string(),
+        )];
+        let table = crate::Table::open_with_storage(dir, crate::cache::Caches::global(), &storage)
+            .await
+            .expect("open");
+        let scan = |budget: Option<ReadAheadBudget>| {
+            let b = crate::Scan::builder().lineage(true).sliced_reads(true);
+            match budget {
+                Some(budget) => b.read_ahead_budget(budget),
+                None => b,
+            }
+            .build(&table)
+            .expect("scan")
+        };
+        let task = scan(None).plan_files().await.expect("plan").remove(0);
+        let want: Vec<RecordBatch> = scan(None)
+            .read_task(task.clone())
+            .try_collect()
+            .await
+            .expect("read");
+        assert!(want.len() > 4, "{} batches", want.len());
+
+        let budget = ReadAheadBudget::new(2);
+        let shared = scan(Some(budget.clone()));
+        let mut a = shared.read_task(task.clone());
+        let mut got_a = vec![a.try_next().await.expect("read").expect("a batch")];
+        // The slice being consumed and one ahead: the whole budget.
+        assert_eq!(budget.in_use(), 2);
+        // A second reader finds no permit, and reads all the same.
+        let mut b = shared.read_task(task.clone());
+        let mut got_b = Vec::new();
+        while let Some(batch) = b.try_next().await.expect("read") {
+            assert_eq!(budget.in_use(), 2, "the second reader took a permit");
+            got_b.push(batch);
+        }
+        assert!(
+            got_b == want,
+            "the reader without read-ahead read other rows"
+        );
+        while let Some(batch) = a.try_next().await.expect("read") {
+            assert!(budget.in_use() <= 2);
+            got_a.push(batch);
+        }
+        assert!(got_a == want, "the reader with read-ahead read other rows");
+        assert_eq!(budget.in_use(), 0, "permits kept after the read ended");
+
+        // A read given up midway gives its permits back.
+        let mut c = shared.read_task(task.clone());
+        c.try_next().await.expect("read").expect("a batch");
+        assert_eq!(budget.in_use(), 2);
+        drop(c);
+        assert_eq!(budget.in_use(), 0, "permits kept by a dropped read");
+
+        // No budget at all: every slice is read when reached.
+        let none = ReadAheadBudget::new(0);
+        let got: Vec<RecordBatch> = scan(Some(none))
+            .read_task(task)
+            .try_collect()
+            .await
+            .expect("read");
+        assert!(got == want, "the read without read-ahead read other rows");
     }
 
     #[test]

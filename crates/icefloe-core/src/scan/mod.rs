@@ -48,6 +48,7 @@ pub struct ScanBuilder {
     filter: Option<crate::expr::Filter>,
     schema_id: Option<i32>,
     sliced: bool,
+    read_ahead: Option<crate::io::readahead::ReadAheadBudget>,
 }
 
 impl ScanBuilder {
@@ -108,6 +109,15 @@ impl ScanBuilder {
     /// readers at once (the FUSE mount).
     pub fn sliced_reads(mut self, on: bool) -> Self {
         self.sliced = on;
+        self
+    }
+
+    /// Read slices ahead only while `budget` has room ([`crate::io::readahead`]): a process
+    /// with many readers at once shares one budget between their scans, so what they decode
+    /// ahead of their consumers stays bounded whatever their number (default: each stream
+    /// reads up to [`crate::io::readahead::READ_AHEAD`] slices ahead).
+    pub fn read_ahead_budget(mut self, budget: crate::io::readahead::ReadAheadBudget) -> Self {
+        self.read_ahead = Some(budget);
         self
     }
 
@@ -230,6 +240,7 @@ impl ScanBuilder {
                 batch_size: self.batch_size.unwrap_or(DEFAULT_BATCH_SIZE),
                 row_group_filter,
                 sliced: self.sliced,
+                read_ahead: self.read_ahead,
             }),
             concurrency,
             row_filter,

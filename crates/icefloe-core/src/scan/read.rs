@@ -56,6 +56,8 @@ pub struct ReadContext {
     pub row_group_filter: Option<Pruner>,
     /// Read local Parquet files in slices too ([`super::ScanBuilder::sliced_reads`]).
     pub sliced: bool,
+    /// Bounds the slices read ahead ([`super::ScanBuilder::read_ahead_budget`]).
+    pub read_ahead: Option<crate::io::readahead::ReadAheadBudget>,
 }
 
 impl ReadContext {
@@ -152,7 +154,8 @@ impl TaskReader {
             ctx.row_group_filter.is_some() || rows.is_some() || only.is_some() || ctx.sliced,
         )
         .await?
-        .sliced(ctx.sliced);
+        .sliced(ctx.sliced)
+        .read_ahead_budget(ctx.read_ahead.clone());
         let num_rows = file.num_rows();
         if num_rows != task.data_file.record_count as u64 {
             return Err(crate::Error::data_file(
@@ -202,7 +205,7 @@ impl TaskReader {
                 }
             }
         }
-        let runs = without_deleted(runs, deleted.as_deref());
+        let runs: Arc<[(u64, u64)]> = without_deleted(runs, deleted.as_deref()).into();
         // Columns without ids can only be matched through a name mapping; guessing by name or
         // position could return another column's values.
         let has_ids = file_fields
@@ -302,6 +305,8 @@ impl TaskReader {
         if runs.is_empty() {
             return Ok(reader); // every row is deleted
         }
+        // One copy of the runs (a deletion vector's can be a million), shared by the cursor
+        // and the file's stream.
         let runs = select.then_some(runs);
         reader.stream = Some(file.stream(indices, runs)?);
         Ok(reader)
@@ -690,13 +695,13 @@ fn without_deleted(runs: Vec<(u64, u64)>, deleted: Option<&RoaringTreemap>) -> V
 
 /// Hands out the file positions of successive output rows.
 struct PositionCursor {
-    runs: Vec<(u64, u64)>,
+    runs: Arc<[(u64, u64)]>,
     run: usize,
     offset: u64,
 }
 
 impl PositionCursor {
-    fn new(runs: Vec<(u64, u64)>) -> Self {
+    fn new(runs: Arc<[(u64, u64)]>) -> Self {
         PositionCursor {
             runs,
             run: 0,
@@ -754,12 +759,12 @@ mod tests {
         d.extend([0u64, 3, 4, 9]);
         let runs = without_deleted(vec![(0, 10)], Some(&d));
         assert_eq!(runs, vec![(1, 2), (5, 4)]);
-        let mut c = PositionCursor::new(runs.clone());
+        let mut c = PositionCursor::new(runs.clone().into());
         assert_eq!(c.take(3), vec![1, 2, 5]);
         assert_eq!(c.position(), 6);
         assert_eq!(c.take(5), vec![6, 7, 8]);
         assert_eq!(c.position(), 9);
-        let mut c = PositionCursor::new(runs);
+        let mut c = PositionCursor::new(runs.into());
         c.skip(2);
         assert_eq!(c.position(), 5);
         c.skip(1);

@@ -66,11 +66,6 @@ impl ReadAheadBudget {
         self.slices - self.permits.available_permits()
     }
 
-    /// The bound.
-    pub fn slices(&self) -> usize {
-        self.slices
-    }
-
     fn try_take(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
         self.permits.clone().try_acquire_owned().ok()
     }

@@ -1216,7 +1216,7 @@ unsafe extern "C-unwind" fn iterate_foreign_scan(
     node: *mut pg_sys::ForeignScanState,
 ) -> *mut pg_sys::TupleTableSlot {
     let slot = (*node).ss.ss_ScanTupleSlot;
-    pg_sys::ExecClearTuple(slot);
+    crate::slot::clear(slot);
     let Some(state) = state_of(node) else {
         return slot;
     };
@@ -1242,7 +1242,7 @@ unsafe extern "C-unwind" fn iterate_foreign_scan(
         let nulls = std::slice::from_raw_parts_mut((*slot).tts_isnull, state.natts);
         values.fill(pg_sys::Datum::from(n));
         nulls.fill(false);
-        pg_sys::ExecStoreVirtualTuple(slot);
+        crate::slot::store_virtual(slot);
         return slot;
     }
     let values = std::slice::from_raw_parts_mut((*slot).tts_values, state.natts);
@@ -1250,7 +1250,7 @@ unsafe extern "C-unwind" fn iterate_foreign_scan(
     if !state.next_row(values, nulls).or_report() {
         return slot;
     }
-    pg_sys::ExecStoreVirtualTuple(slot);
+    crate::slot::store_virtual(slot);
     slot
 }
 

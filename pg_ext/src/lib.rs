@@ -34,6 +34,7 @@ pub mod recent;
 pub mod rest;
 pub mod runtime;
 pub mod settings;
+pub mod slot;
 pub mod snapshots;
 pub mod varlena;
 

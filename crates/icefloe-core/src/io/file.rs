@@ -3,7 +3,7 @@
 //! chosen top-level columns for the rows that are not deleted. Everything after this (matching
 //! by id, promotion, defaults, deletes, lineage) is format-blind.
 
-use arrow::array::BooleanArray;
+use arrow::array::{BooleanArray, BooleanBufferBuilder};
 use arrow::compute::filter_record_batch;
 use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
@@ -228,8 +228,28 @@ impl FileReader {
     }
 }
 
+/// Runs shorter than this on average make a selection a bitmap rather than a list of
+/// selectors (Arrow's reader makes the same choice at the same density, but only after the
+/// selectors were built and normalised).
+const MASK_BELOW_AVERAGE_RUN: u64 = 32;
+
 /// A Parquet row selection reading exactly the positions in `runs` of `num_rows` rows.
+///
+/// The kept positions of a file with scattered deleted rows (a deletion vector of an UPDATE or
+/// DELETE here and there) are about as many runs as deleted rows: those go to the reader as a
+/// bitmap, one bit per row, built directly from the runs.
 pub(crate) fn selection(runs: &[(u64, u64)], num_rows: u64) -> RowSelection {
+    if (runs.len() as u64).saturating_mul(MASK_BELOW_AVERAGE_RUN) > num_rows {
+        let mut mask = BooleanBufferBuilder::new(num_rows as usize);
+        let mut end = 0u64;
+        for (start, len) in runs {
+            mask.append_n((*start - end) as usize, false);
+            mask.append_n(*len as usize, true);
+            end = start + len;
+        }
+        mask.append_n((num_rows - end) as usize, false);
+        return RowSelection::from_boolean_buffer(mask.finish());
+    }
     let mut sel = Vec::with_capacity(runs.len() * 2 + 1);
     let mut end = 0u64;
     for (start, len) in runs {
@@ -294,6 +314,45 @@ mod tests {
     use super::*;
     use arrow::array::{Array, Int64Array};
     use std::sync::Arc;
+
+    /// The positions a selection keeps, from its selectors.
+    fn kept(sel: RowSelection) -> Vec<u64> {
+        let mut out = Vec::new();
+        let mut at = 0u64;
+        for s in Vec::<RowSelector>::from(sel) {
+            if !s.skip {
+                out.extend(at..at + s.row_count as u64);
+            }
+            at += s.row_count as u64;
+        }
+        out
+    }
+
+    #[test]
+    fn selection_keeps_exactly_the_runs_as_selectors_or_bitmap() {
+        let expand = |runs: &[(u64, u64)]| -> Vec<u64> {
+            runs.iter().flat_map(|&(s, l)| s..s + l).collect()
+        };
+        // Scattered single-row gaps (a deletion vector): short runs, a bitmap.
+        let dense: Vec<(u64, u64)> = (0..1000u64).map(|i| (i * 10, 9)).collect();
+        let sel = selection(&dense, 10_005);
+        assert!(sel.as_mask().is_some(), "short runs are a bitmap");
+        assert_eq!(sel.row_count(), 9000);
+        assert_eq!(kept(sel), expand(&dense));
+        // A first run starting late and one ending at the last row.
+        let edges = [(3u64, 2u64), (7, 1), (9, 1)];
+        let sel = selection(&edges, 10);
+        assert!(sel.as_mask().is_some());
+        assert_eq!(kept(sel), vec![3, 4, 7, 9]);
+        // Long runs stay selectors.
+        let sparse = [(0u64, 5000u64), (5001, 4999)];
+        let sel = selection(&sparse, 10_000);
+        assert!(sel.as_mask().is_none(), "long runs are selectors");
+        assert_eq!(kept(sel), expand(&sparse));
+        // Every row deleted.
+        assert!(kept(selection(&[], 100)).is_empty());
+        assert_eq!(selection(&[], 100).row_count(), 0);
+    }
 
     #[test]
     fn run_filter_spans_batches() {

@@ -49,10 +49,9 @@ impl TextRenderer {
             Text::Csv => csv::encode_batch(batch, &mut out)?,
             Text::Jsonl => jsonl::encode_batch(batch, &mut out)?,
         }
-        // The chunk cache weighs the length: the capacity the Vec grew to beyond it would be
-        // held uncounted (up to as much again).
-        out.shrink_to_fit();
-        Ok(Bytes::from(out))
+        // A chunk lives in the chunk cache until evicted: in a mapping of its own, exactly its
+        // length, off malloc's heap ([`crate::mapped`]).
+        Ok(crate::mapped::mapped(&out))
     }
 
     /// The length of [`TextRenderer::rows`] of `batch`, without producing it.

@@ -327,6 +327,12 @@ def current_snapshot_via_plain_import():
     assert not problems, "\n".join(problems)
 
 
+def foreign_table_names(schema):
+    """The foreign tables of `schema`, comma-separated, sorted by name."""
+    return psql("SELECT string_agg(foreign_table_name::text, ',' ORDER BY foreign_table_name::text) "
+                f"FROM information_schema.foreign_tables WHERE foreign_table_schema = '{schema}'").strip()
+
+
 @test
 def import_lists_every_table_with_limit_and_except():
     n = len(load_fixtures())
@@ -334,7 +340,7 @@ def import_lists_every_table_with_limit_and_except():
     assert int(tables) == n, f"{tables} tables imported, want {n}"
     psql("DROP SCHEMA IF EXISTS lim CASCADE; CREATE SCHEMA lim;"
          "IMPORT FOREIGN SCHEMA db LIMIT TO (v3_types, v3_basic) FROM SERVER lake INTO lim")
-    got = psql("SELECT string_agg(foreign_table_name::text, ',' ORDER BY foreign_table_name::text) FROM information_schema.foreign_tables WHERE foreign_table_schema = 'lim'").strip()
+    got = foreign_table_names("lim")
     assert got == "v3_basic,v3_types", got
     psql("DROP SCHEMA IF EXISTS exc CASCADE; CREATE SCHEMA exc;"
          "IMPORT FOREIGN SCHEMA db EXCEPT (v3_types, v3_basic) FROM SERVER lake INTO exc")
@@ -1035,7 +1041,7 @@ def check_current_rows(schema):
     """Every fixture table imported into `schema` reads its current snapshot's rows exactly, and
     count(*) and sum(_row_id) equal the expected rows'."""
     fixtures = load_fixtures()
-    names = psql(f"SELECT string_agg(foreign_table_name::text, ',' ORDER BY foreign_table_name::text) FROM information_schema.foreign_tables WHERE foreign_table_schema = '{schema}'").strip()
+    names = foreign_table_names(schema)
     assert names == ",".join(sorted(m["table"] for m in fixtures)), names
     problems = []
     for m in fixtures:
@@ -1290,7 +1296,7 @@ def dotted_and_nested_names_read_the_right_table():
     shutil.copytree(os.path.join(ARGS.warehouse, "db", "v3_types"), os.path.join(root, "v3", "basic"))
     subprocess.run(["chmod", "-R", "a+rX", root], check=True)
     psql("DROP SCHEMA IF EXISTS dn CASCADE; CREATE SCHEMA dn; IMPORT FOREIGN SCHEMA dotted FROM SERVER lake INTO dn")
-    names = psql("SELECT string_agg(foreign_table_name::text, ',' ORDER BY foreign_table_name::text) FROM information_schema.foreign_tables WHERE foreign_table_schema = 'dn'").strip()
+    names = foreign_table_names("dn")
     assert names == "v3.basic", names
     want = psql("SELECT count(*), sum(id) FROM cur.v3_basic").strip()
     assert psql('SELECT count(*), sum(id) FROM dn."v3.basic"').strip() == want

@@ -147,8 +147,8 @@ pub fn mount(opts: &MountOptions, on_mounted: impl FnOnce()) -> Result<()> {
 /// without end (at 256 KiB, 480 000 faults and 0.66x the CLI's export for the bench table's
 /// `data.parquet`; at 1 MiB, 280 000; unbounded, 47 000 and 0.83x, but 743 MB with 16
 /// readers). The long-lived large blocks, rendered chunks, are mapped on their own whatever
-/// the threshold ([`mapped`]).
-fn bounded_malloc() {
+/// the threshold ([`mapped::buffer`]).
+pub(crate) fn bounded_malloc() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets tunables of the allocator; called before the mount's threads.
     unsafe {

@@ -10,72 +10,91 @@
 
 use bytes::Bytes;
 
-/// Blocks from this size on are mapped on their own; smaller ones are copied to the heap.
+/// Blocks from this size on are mapped on their own; smaller ones live on the heap.
 pub const MAPPED_BYTES: usize = 64 << 10;
 
-/// `b` in a mapping of its own (from [`MAPPED_BYTES`] on; below, or if the mapping fails, a
-/// copy on the heap).
-pub fn mapped(b: &[u8]) -> Bytes {
-    if b.len() < MAPPED_BYTES {
-        return Bytes::copy_from_slice(b);
-    }
-    match Mapping::copy(b) {
-        Some(m) => Bytes::from_owner(m),
-        None => Bytes::copy_from_slice(b),
-    }
+/// Buffers of dropped blocks kept for the next ones, at most this many (about 1 MiB each):
+/// a fresh mapping costs a page fault for each of its pages when first written (a quarter of
+/// the mount's CPU time while it renders a view), a kept one is already resident.
+pub const POOLED: usize = 16;
+
+/// The mount's kept buffers.
+static POOL: Pool = Pool::new(POOLED);
+
+/// Buffers kept for reuse, at most `max`.
+struct Pool {
+    kept: std::sync::Mutex<Vec<Vec<u8>>>,
+    max: usize,
 }
 
-/// An anonymous private mapping of `len` bytes, written once when made, then only read.
-struct Mapping {
-    ptr: std::ptr::NonNull<u8>,
-    len: usize,
-}
+impl Pool {
+    const fn new(max: usize) -> Pool {
+        Pool {
+            kept: std::sync::Mutex::new(Vec::new()),
+            max,
+        }
+    }
 
-// SAFETY: the mapping is owned by this value alone and never written after `copy` returns, so
-// it can be read from any thread and dropped on any thread.
-unsafe impl Send for Mapping {}
-// SAFETY: as above: shared references only read.
-unsafe impl Sync for Mapping {}
-
-impl Mapping {
-    /// A new mapping holding a copy of `b` (not empty), or `None` if the system refuses one.
-    fn copy(b: &[u8]) -> Option<Mapping> {
-        // SAFETY: a fresh anonymous mapping of `b.len()` bytes is asked for (no address, no
-        // file); on success it is writable for that length and overlaps nothing of `b`.
-        unsafe {
-            let p = libc::mmap(
-                std::ptr::null_mut(),
-                b.len(),
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            );
-            if p == libc::MAP_FAILED {
-                return None;
+    /// An empty buffer for `len` bytes: a kept one large enough, else a new one.
+    fn buffer(&self, len: usize) -> Vec<u8> {
+        if len < MAPPED_BYTES {
+            return Vec::with_capacity(len);
+        }
+        let kept = {
+            let mut kept = crate::locks::lock(&self.kept);
+            kept.iter()
+                .position(|b| b.capacity() >= len)
+                .map(|i| kept.swap_remove(i))
+        };
+        match kept {
+            Some(mut b) => {
+                b.clear();
+                b
             }
-            std::ptr::copy_nonoverlapping(b.as_ptr(), p.cast::<u8>(), b.len());
-            Some(Mapping {
-                ptr: std::ptr::NonNull::new(p.cast::<u8>())?,
-                len: b.len(),
-            })
+            None => Vec::with_capacity(len.max(crate::MMAP_THRESHOLD_BYTES)),
+        }
+    }
+
+    /// `block` as bytes; a mapped one comes back to this pool when dropped.
+    fn freeze(&'static self, block: Vec<u8>) -> Bytes {
+        if block.capacity() >= crate::MMAP_THRESHOLD_BYTES {
+            Bytes::from_owner(Kept(block, self))
+        } else {
+            Bytes::from(block)
         }
     }
 }
 
-impl AsRef<[u8]> for Mapping {
+/// An empty buffer to render a block of `len` bytes into, so that it never grows and, from
+/// [`MAPPED_BYTES`] on, is a mapping of its own: a kept one large enough, else a new one whose
+/// capacity is at least [`crate::MMAP_THRESHOLD_BYTES`], which glibc's malloc, as the mount
+/// sets it up ([`crate::bounded_malloc`]), serves with a mapping of its own. Pages past what
+/// is written are never touched, so never resident.
+pub fn buffer(len: usize) -> Vec<u8> {
+    POOL.buffer(len)
+}
+
+/// A block rendered into a [`buffer`], as shared bytes, without a copy. A mapped block's
+/// buffer is kept for a next block when its last reference is dropped, while fewer than
+/// [`POOLED`] are kept; otherwise its memory goes back to the system.
+pub fn freeze(block: Vec<u8>) -> Bytes {
+    POOL.freeze(block)
+}
+
+/// A mapped block, whose buffer goes back to its pool when dropped.
+struct Kept(Vec<u8>, &'static Pool);
+
+impl AsRef<[u8]> for Kept {
     fn as_ref(&self) -> &[u8] {
-        // SAFETY: `ptr` maps `len` initialized bytes until `self` is dropped.
-        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+        &self.0
     }
 }
 
-impl Drop for Mapping {
+impl Drop for Kept {
     fn drop(&mut self) {
-        // SAFETY: the mapping made in `copy`, unmapped once; no slice of it outlives `self`
-        // (`Bytes::from_owner` drops the owner after its last reference).
-        unsafe {
-            libc::munmap(self.ptr.as_ptr().cast(), self.len);
+        let mut kept = crate::locks::lock(&self.1.kept);
+        if kept.len() < self.1.max {
+            kept.push(std::mem::take(&mut self.0));
         }
     }
 }
@@ -94,39 +113,92 @@ mod tests {
             .expect("VmRSS")
     }
 
-    #[test]
-    fn mapped_bytes_read_back_what_was_copied_and_outlive_their_clones() {
-        let small: Vec<u8> = (0..1000u32).map(|i| i as u8).collect();
-        assert_eq!(&mapped(&small)[..], &small[..]);
-        let large: Vec<u8> = (0..(3 * MAPPED_BYTES + 17) as u32)
-            .map(|i| (i % 251) as u8)
-            .collect();
-        let m = mapped(&large);
-        assert_eq!(&m[..], &large[..]);
-        let part = m.slice(100..200);
-        drop(m);
-        assert_eq!(&part[..], &large[100..200]);
-        assert!(mapped(&[]).is_empty());
+    /// A block of `len` bytes written into a [`buffer`].
+    fn block(len: usize) -> Bytes {
+        let mut b = buffer(len);
+        let cap = b.capacity();
+        b.extend((0..len as u32).map(|i| (i % 251) as u8));
+        assert_eq!(
+            b.capacity(),
+            cap,
+            "a buffer of the block's length never grows"
+        );
+        freeze(b)
     }
 
-    /// A mapped block's memory goes back to the system when its last reference is dropped,
-    /// whatever else the heap holds: dropping 256 MiB of mapped blocks lowers the resident size
-    /// by about as much. The blocks are large beside what the other tests, running meanwhile
-    /// in the same process, allocate and free, and the margins leave room for them.
     #[test]
-    fn dropped_mapped_bytes_give_their_memory_back() {
-        let block = vec![7u8; 1 << 20];
+    fn blocks_read_back_what_was_written_and_outlive_their_clones() {
+        // Kept buffers come back empty: nothing of an earlier block shows.
+        for len in [
+            0,
+            1000,
+            MAPPED_BYTES - 1,
+            MAPPED_BYTES,
+            3 * MAPPED_BYTES + 17,
+            5 << 20,
+        ] {
+            let b = block(len);
+            assert_eq!(b.len(), len);
+            assert!(b.iter().enumerate().all(|(i, &v)| v == (i % 251) as u8));
+        }
+        let b = block(3 * MAPPED_BYTES);
+        let part = b.slice(100..200);
+        drop(b);
+        assert_eq!(&part[..], &block(3 * MAPPED_BYTES)[100..200]);
+    }
+
+    #[test]
+    fn a_dropped_blocks_buffer_is_reused_for_a_next_block_that_fits_while_the_pool_has_room() {
+        let pool: &'static Pool = Box::leak(Box::new(Pool::new(1)));
+        let fill = |mut b: Vec<u8>, len: usize| {
+            b.resize(len, 9);
+            pool.freeze(b)
+        };
+        let (a, b) = (
+            fill(pool.buffer(2 << 20), 2 << 20),
+            fill(pool.buffer(1 << 20), 5),
+        );
+        let pa = a.as_ptr();
+        drop(a);
+        drop(b);
+        assert_eq!(
+            crate::locks::lock(&pool.kept).len(),
+            1,
+            "a's, not b's: the pool was full"
+        );
+        let small = pool.buffer(MAPPED_BYTES - 1);
+        assert!(
+            small.capacity() < crate::MMAP_THRESHOLD_BYTES,
+            "small blocks are not pooled"
+        );
+        let c = pool.buffer(3 << 20);
+        assert_ne!(c.as_ptr(), pa, "too small for 3 MiB");
+        assert!(c.capacity() >= 3 << 20);
+        let d = pool.buffer(1 << 20);
+        assert_eq!(d.as_ptr(), pa, "a's buffer, kept");
+        assert!(d.is_empty() && d.capacity() >= 2 << 20);
+    }
+
+    /// A large block's memory goes back to the system when its last reference is dropped,
+    /// whatever else the heap holds: dropping 256 MiB of blocks lowers the resident size by
+    /// about as much. The blocks are large beside what the other tests, running meanwhile in
+    /// the same process, allocate and free, and the margins leave room for them.
+    #[test]
+    fn dropped_blocks_give_their_memory_back() {
+        crate::bounded_malloc();
         let before = rss_kb();
-        let held: Vec<Bytes> = (0..256).map(|_| mapped(&block)).collect();
+        // Blocks a little under the mmap threshold, as rendered chunks mostly are.
+        let held: Vec<Bytes> = (0..288).map(|_| block(900 << 10)).collect();
         let holding = rss_kb();
         assert!(
             holding >= before + 224 * 1024,
             "{before} kB, then {holding} kB"
         );
         drop(held);
+        // At most POOLED buffers are kept for later blocks.
         let after = rss_kb();
         assert!(
-            holding.saturating_sub(after) >= 192 * 1024,
+            holding.saturating_sub(after) >= (192 - POOLED as u64) * 1024,
             "{holding} kB held, {after} kB after the drop"
         );
     }

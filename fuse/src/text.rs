@@ -41,17 +41,18 @@ impl TextRenderer {
         &self.header
     }
 
-    /// The rows of `batch`, one line each, without the header. Errors: a column the encoder
+    /// The rows of `batch`, one line each, without the header; `len` is their length as
+    /// [`TextRenderer::len`] counted it (the buffer's size). Errors: a column the encoder
     /// cannot write.
-    pub fn rows(&self, batch: &RecordBatch) -> Result<Bytes> {
-        let mut out = Vec::new();
+    pub fn rows(&self, batch: &RecordBatch, len: u64) -> Result<Bytes> {
+        // A chunk lives in the chunk cache until evicted: rendered into a block of its
+        // length, a mapping of its own from 64 KiB on, off malloc's heap ([`crate::mapped`]).
+        let mut out = crate::mapped::buffer(usize::try_from(len).unwrap_or(0));
         match self.text {
             Text::Csv => csv::encode_batch(batch, &mut out)?,
             Text::Jsonl => jsonl::encode_batch(batch, &mut out)?,
         }
-        // A chunk lives in the chunk cache until evicted: in a mapping of its own, exactly its
-        // length, off malloc's heap ([`crate::mapped`]).
-        Ok(crate::mapped::mapped(&out))
+        Ok(crate::mapped::freeze(out))
     }
 
     /// The length of [`TextRenderer::rows`] of `batch`, without producing it.

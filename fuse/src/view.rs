@@ -12,8 +12,10 @@
 //! or a jump ahead) restarts the file's read at the chunk's batch, from the restart point the
 //! counting pass noted ([`icefloe_core::scan::resume`]): only that part of the file is decoded.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use arrow::record_batch::RecordBatch;
 use bytes::Bytes;
 use futures::stream::BoxStream;
 use futures::StreamExt;
@@ -88,9 +90,13 @@ pub struct Cursor {
 /// requests) before restarting the read at the chunk's batch instead.
 const SKIP_AHEAD: usize = 2;
 
-/// How many rendered chunks an open file keeps for itself (the one being read and the one
+/// How many chunks after a read are rendered in the background: two, so that one is encoded
+/// while the next one's batch is decoded.
+const PREFETCH: usize = 2;
+
+/// How many rendered chunks an open file keeps for itself (the one being read and the ones
 /// prefetched), whatever the shared cache evicts.
-const RECENT_CHUNKS: usize = 2;
+const RECENT_CHUNKS: usize = 1 + PREFETCH;
 
 /// The read state of one open file: its cursor and the chunks it rendered last. The chunks
 /// are behind their own lock, so a read of a chunk already rendered never waits for the
@@ -99,6 +105,9 @@ const RECENT_CHUNKS: usize = 2;
 pub struct ReadState {
     cursor: tokio::sync::Mutex<Option<Cursor>>,
     recent: Mutex<std::collections::VecDeque<(ChunkKey, Bytes)>>,
+    /// Chunks a read took batches for and is rendering, each with the bytes once rendered
+    /// (`Some(None)`: the render failed).
+    pending: Mutex<HashMap<ChunkKey, tokio::sync::watch::Receiver<Option<Option<Bytes>>>>>,
     /// Batches decoded for this file (the tests' measure of what a read costs).
     decoded: std::sync::atomic::AtomicU64,
 }
@@ -147,16 +156,18 @@ impl CsvView {
         offset: u64,
         size: u32,
         cursor: &CursorSlot,
-    ) -> Result<Vec<u8>> {
+    ) -> Result<Bytes> {
         let end = self.size.min(offset.saturating_add(u64::from(size)));
         if offset >= end {
-            return Ok(Vec::new());
+            return Ok(Bytes::new());
         }
-        let mut out = Vec::with_capacity((end - offset) as usize);
         let header = self.plan.text(self.text).header();
         let hlen = header.len() as u64;
+        // A read inside one chunk (most are: chunks are about a read's size or larger) is a
+        // slice of it, not a copy; one across chunks or the header is put together.
+        let mut pieces: Vec<Bytes> = Vec::with_capacity(2);
         if offset < hlen {
-            out.extend_from_slice(&header[offset as usize..hlen.min(end) as usize]);
+            pieces.push(header.slice(offset as usize..hlen.min(end) as usize));
         }
         let mut pos = offset.max(hlen);
         let mut i = self.chunks.partition_point(|c| c.offset + c.len <= pos);
@@ -169,13 +180,21 @@ impl CsvView {
             }
             let from = (pos - c.offset) as usize;
             let to = ((end - c.offset) as usize).min(bytes.len());
-            out.extend_from_slice(&bytes[from..to]);
+            pieces.push(bytes.slice(from..to));
             pos = c.offset + to as u64;
             i += 1;
         }
-        if let Some(&next) = self.chunks.get(i) {
+        let out = match pieces.len() {
+            0 => Bytes::new(),
+            1 => pieces.pop().expect("one piece"),
+            _ => Bytes::from(pieces.concat()),
+        };
+        for &next in self.chunks.iter().skip(i).take(PREFETCH) {
             let key = self.key(next);
-            if cursor.recent(&key).is_none() && !self.cache.contains_key(&key) {
+            if cursor.recent(&key).is_none()
+                && !self.cache.contains_key(&key)
+                && !lock(&cursor.pending).contains_key(&key)
+            {
                 let (view, cursor) = (self.clone(), cursor.clone());
                 tokio::spawn(async move {
                     if let Err(e) = view.chunk(next, &cursor).await {
@@ -198,6 +217,14 @@ impl CsvView {
         }
     }
 
+    /// The counted text length of batch `batch` of task `task` (0 if not counted).
+    fn batch_len(&self, task: usize, batch: usize) -> u64 {
+        self.plan.layouts[self.text as usize][task]
+            .get()
+            .and_then(|l| l.batch_lens.get(batch).copied())
+            .unwrap_or(0)
+    }
+
     /// Chunk `c` has `len` bytes where the counting pass found `c.len`.
     fn miscounted(&self, c: Chunk, len: usize) -> FuseError {
         FuseError::Inconsistent {
@@ -209,25 +236,80 @@ impl CsvView {
         }
     }
 
-    /// The bytes of chunk `c`, from the cache or rendered through the cursor.
+    /// The bytes of chunk `c`: kept for this file, cached, being rendered (then awaited), or
+    /// else rendered through the cursor. The cursor is held only to take batches from the data
+    /// file; they are encoded after it is released, so the next chunk's batch is decoded and
+    /// encoded meanwhile (a sequential reader keeps both cores busy).
     async fn chunk(&self, c: Chunk, cursor: &CursorSlot) -> Result<Bytes> {
         let key = self.key(c);
-        if let Some(b) = cursor.recent(&key) {
-            return Ok(b);
+        loop {
+            if let Some(b) = self.ready(&key, cursor).await {
+                return Ok(b);
+            }
+            let mut slot = cursor.cursor.lock().await;
+            // Kept, cached or taken by another read while we waited: that one it is.
+            if cursor.recent(&key).is_some()
+                || self.cache.contains_key(&key)
+                || lock(&cursor.pending).contains_key(&key)
+            {
+                continue;
+            }
+            let taken = self.take(c, &mut slot, &cursor.decoded).await?;
+            // Announced before the cursor is let go, so a read of one of them waits for it.
+            let pending = Pending::announce(cursor, taken.iter().map(|t| t.0));
+            drop(slot);
+            let mut bytes = None;
+            for ((k, batch, len), tx) in taken.into_iter().zip(pending.senders()) {
+                let rendered = self.plan.text(self.text).rows(&batch, len)?;
+                if rendered.len() as u64 != len {
+                    let c = Chunk {
+                        batch: k.batch,
+                        len,
+                        ..c
+                    };
+                    return Err(self.miscounted(c, rendered.len()));
+                }
+                if !rendered.is_empty() {
+                    self.cache.insert(k, rendered.clone()).await;
+                    cursor.remember(k, rendered.clone());
+                }
+                let _ = tx.send(Some(Some(rendered.clone())));
+                if k == key {
+                    bytes = Some(rendered);
+                }
+            }
+            return Ok(bytes.expect("the chunk's own batch is the last taken"));
         }
-        if let Some(b) = self.cache.get(&key).await {
-            return Ok(b);
+    }
+
+    /// Chunk `key` if this file keeps it, the cache has it, or a read rendering it finishes
+    /// (`None` if none of these, or that read failed).
+    async fn ready(&self, key: &ChunkKey, cursor: &CursorSlot) -> Option<Bytes> {
+        if let Some(b) = cursor.recent(key) {
+            return Some(b);
         }
-        let mut slot = cursor.cursor.lock().await;
-        // Rendered for this file (or by another read) while we waited?
-        if let Some(b) = cursor.recent(&key) {
-            return Ok(b);
+        if let Some(b) = self.cache.get(key).await {
+            return Some(b);
         }
-        if let Some(b) = self.cache.get(&key).await {
-            return Ok(b);
-        }
-        // Sequential, or a few batches ahead: on from the cursor. Backward or far ahead: the
-        // read restarts at the batch.
+        let rx = lock(&cursor.pending).get(key).cloned();
+        let mut rx = rx?;
+        let done = rx.wait_for(|r| r.is_some()).await.ok()?.clone();
+        done.flatten()
+    }
+
+    /// Takes from the data file the batches up to chunk `c`'s, with each one's key and counted
+    /// length, positioning the cursor first: on from where it is when `c` is its next batch or
+    /// a few ahead, else restarted at `c`'s batch. Batches skipped to reach `c` are decoded
+    /// anyway and returned to be rendered and cached, since the kernel sends a sequential
+    /// reader's requests out of order (read-ahead on two threads), and the one for a skipped
+    /// chunk would else restart the file.
+    async fn take(
+        &self,
+        c: Chunk,
+        slot: &mut Option<Cursor>,
+        decoded: &std::sync::atomic::AtomicU64,
+    ) -> Result<Vec<(ChunkKey, RecordBatch, u64)>> {
+        let key = self.key(c);
         let mut cur = match slot.take() {
             Some(cur)
                 if cur.task == c.task
@@ -252,47 +334,84 @@ impl CsvView {
                 self.plan.tasks[c.task].data_file.file_path
             ),
         };
-        // Batches skipped to reach `c` are decoded anyway: rendered and cached, since the kernel
-        // sends a sequential reader's requests out of order (read-ahead on two threads), and
-        // the one for a skipped chunk would else restart the file.
-        while cur.next < c.batch {
-            let skipped = cur.stream.next().await.ok_or_else(ended)??;
-            cursor
-                .decoded
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let bytes = self.plan.text(self.text).rows(&skipped.batch)?;
-            if !bytes.is_empty() {
-                let key = ChunkKey {
+        let mut taken = Vec::with_capacity(1 + c.batch - cur.next);
+        while cur.next <= c.batch {
+            let b = cur.stream.next().await.ok_or_else(ended)??;
+            decoded.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if cur.next == c.batch && b.restart != c.restart {
+                return Err(FuseError::Inconsistent {
+                    view: self.name.clone(),
+                    reason: format!(
+                        "batch {} of task {} restarts at position {}, counted {}",
+                        c.batch, c.task, b.restart, c.restart
+                    ),
+                });
+            }
+            let len = self.batch_len(c.task, cur.next);
+            taken.push((
+                ChunkKey {
                     batch: cur.next,
                     ..key
-                };
-                self.cache.insert(key, bytes.clone()).await;
-                cursor.remember(key, bytes);
-            }
+                },
+                b.batch,
+                len,
+            ));
             cur.next += 1;
         }
-        let batch = cur.stream.next().await.ok_or_else(ended)??;
-        cursor
-            .decoded
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        if batch.restart != c.restart {
-            return Err(FuseError::Inconsistent {
-                view: self.name.clone(),
-                reason: format!(
-                    "batch {} of task {} restarts at position {}, counted {}",
-                    c.batch, c.task, batch.restart, c.restart
-                ),
-            });
-        }
-        cur.next += 1;
-        let bytes = self.plan.text(self.text).rows(&batch.batch)?;
-        if bytes.len() as u64 != c.len {
-            return Err(self.miscounted(c, bytes.len()));
-        }
-        self.cache.insert(key, bytes.clone()).await;
-        cursor.remember(key, bytes.clone());
         *slot = Some(cur);
-        Ok(bytes)
+        Ok(taken)
+    }
+}
+
+/// Renders announced by one read: their keys in the file's pending map until the read is done
+/// with them (sent or failed), so reads of them wait rather than take the cursor again.
+struct Pending<'a> {
+    state: &'a ReadState,
+    keys: Vec<ChunkKey>,
+    senders: Vec<tokio::sync::watch::Sender<Option<Option<Bytes>>>>,
+}
+
+impl<'a> Pending<'a> {
+    fn announce(state: &'a ReadState, keys: impl Iterator<Item = ChunkKey>) -> Pending<'a> {
+        let keys: Vec<ChunkKey> = keys.collect();
+        let mut map = lock(&state.pending);
+        let senders = keys
+            .iter()
+            .map(|k| {
+                let (tx, rx) = tokio::sync::watch::channel(None);
+                map.insert(*k, rx);
+                tx
+            })
+            .collect();
+        drop(map);
+        Pending {
+            state,
+            keys,
+            senders,
+        }
+    }
+
+    /// One sender per key, in order; a render that fails sends `Some(None)` when dropped.
+    fn senders(&self) -> impl Iterator<Item = &tokio::sync::watch::Sender<Option<Option<Bytes>>>> {
+        self.senders.iter()
+    }
+}
+
+impl Drop for Pending<'_> {
+    fn drop(&mut self) {
+        let mut map = lock(&self.state.pending);
+        for (k, tx) in self.keys.iter().zip(&self.senders) {
+            // Whoever still waits learns the render is not coming, and renders it itself.
+            tx.send_if_modified(|v| {
+                if v.is_none() {
+                    *v = Some(None);
+                    true
+                } else {
+                    false
+                }
+            });
+            map.remove(k);
+        }
     }
 }
 
@@ -592,7 +711,9 @@ mod tests {
             view.chunk(c, &cursor).await.expect("chunk");
         }
         assert_eq!(decoded(), n as u64, "sequential: each batch once");
+        // Nothing rendered is left (neither cached nor kept by the file): each step renders.
         views.cache.invalidate_all();
+        lock(&cursor.recent).clear();
         assert!(n >= 6, "{n} chunks");
         // (chunk, batches decoded): backward and far ahead restart at the chunk's batch; a
         // chunk just ahead decodes the one skipped (cached, so reading it decodes nothing).
@@ -610,11 +731,58 @@ mod tests {
         }
     }
 
+    /// Reads of one open file that want the same chunks at once (the kernel's read-ahead on
+    /// two threads) decode and render each chunk once: while one read renders a chunk, the
+    /// others wait for it instead of taking the cursor back to it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn concurrent_reads_of_a_chunk_render_it_once() {
+        let plan = crate::plan::current_plan(LARGE).await;
+        let (id, schema) = (plan.snapshot.snapshot_id, plan.schema_id);
+        let want = whole(&plan).await;
+        let views = CsvViews::new(16 << 20);
+        let key = ViewKey {
+            table: 0,
+            snapshot: id,
+            schema,
+            scope: Scope::All,
+            format: Format::Csv,
+        };
+        let view = views.get(&key, &plan, "test").await.expect("view");
+        assert!(view.chunks.len() >= 4);
+        for round in 0..20 {
+            views.cache.invalidate_all();
+            let cursor = CursorSlot::default();
+            let wanted = [2, 2, 3, 2, 3, 3, 2, 2];
+            let reads: Vec<_> = wanted
+                .iter()
+                .map(|&at| {
+                    let (view, cursor, c) = (view.clone(), cursor.clone(), view.chunks[at]);
+                    tokio::spawn(async move { (c, view.chunk(c, &cursor).await.expect("chunk")) })
+                })
+                .collect();
+            for r in reads {
+                let (c, bytes) = r.await.expect("join");
+                assert!(
+                    bytes[..] == want[c.offset as usize..(c.offset + c.len) as usize],
+                    "round {round}: chunk of batch {}",
+                    c.batch
+                );
+            }
+            let decoded = cursor.decoded.load(std::sync::atomic::Ordering::Relaxed);
+            assert_eq!(decoded, 2, "round {round}: two chunks, each decoded once");
+            assert!(
+                lock(&cursor.pending).is_empty(),
+                "round {round}: nothing left pending"
+            );
+        }
+    }
+
     /// Reads the whole view through a fresh cursor.
     async fn read_all(view: &Arc<CsvView>) -> Vec<u8> {
         view.read(0, u32::MAX, &CursorSlot::default())
             .await
             .expect("read")
+            .to_vec()
     }
 
     /// One snapshot read with two table schemas (its own and the current one, after a column

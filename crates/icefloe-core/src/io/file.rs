@@ -9,7 +9,7 @@ use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 use futures::stream::BoxStream;
 use futures::StreamExt;
-use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
+use parquet::arrow::arrow_reader::{RowSelection, RowSelectionPolicy, RowSelector};
 use parquet::arrow::ProjectionMask;
 
 use std::sync::Arc;
@@ -198,7 +198,8 @@ impl FileReader {
                     .with_projection(mask)
                     .with_batch_size(self.batch_size);
                 if let Some(r) = &runs {
-                    b = b.with_row_selection(selection(r, self.num_rows));
+                    let (rows, policy) = selection(r, self.num_rows);
+                    b = b.with_row_selection(rows).with_row_selection_policy(policy);
                 }
                 let stream = b
                     .build()
@@ -233,13 +234,23 @@ impl FileReader {
 /// selectors were built and normalised).
 const MASK_BELOW_AVERAGE_RUN: u64 = 32;
 
-/// A Parquet row selection reading exactly the positions in `runs` of `num_rows` rows.
+/// A Parquet row selection reading exactly the positions in `runs` of `num_rows` rows, and the
+/// policy the reader must apply it with.
 ///
 /// The kept positions of a file with scattered deleted rows (a deletion vector of an UPDATE or
 /// DELETE here and there) are about as many runs as deleted rows: those go to the reader as a
-/// bitmap, one bit per row, built directly from the runs.
-pub(crate) fn selection(runs: &[(u64, u64)], num_rows: u64) -> RowSelection {
-    if (runs.len() as u64).saturating_mul(MASK_BELOW_AVERAGE_RUN) > num_rows {
+/// bitmap, one bit per row, built directly from the runs. Density is judged over the rows from
+/// the first kept to the last kept one, which is what the reader decodes: a slice of a row
+/// group keeps a few runs of a long group, and judged over the whole group (as Arrow's `Auto`
+/// policy would) it would be read selector by selector, one skip per deleted row. Rows before
+/// the first run cost one skip either way (a bitmap's leading skip), and rows after the last
+/// one are never read.
+pub(crate) fn selection(runs: &[(u64, u64)], num_rows: u64) -> (RowSelection, RowSelectionPolicy) {
+    let span = match (runs.first(), runs.last()) {
+        (Some(&(first, _)), Some(&(start, len))) => start + len - first,
+        _ => 0,
+    };
+    if (runs.len() as u64).saturating_mul(MASK_BELOW_AVERAGE_RUN) > span {
         let mut mask = BooleanBufferBuilder::new(num_rows as usize);
         let mut end = 0u64;
         for (start, len) in runs {
@@ -248,7 +259,10 @@ pub(crate) fn selection(runs: &[(u64, u64)], num_rows: u64) -> RowSelection {
             end = start + len;
         }
         mask.append_n((num_rows - end) as usize, false);
-        return RowSelection::from_boolean_buffer(mask.finish());
+        return (
+            RowSelection::from_boolean_buffer(mask.finish()),
+            RowSelectionPolicy::Mask,
+        );
     }
     let mut sel = Vec::with_capacity(runs.len() * 2 + 1);
     let mut end = 0u64;
@@ -262,7 +276,7 @@ pub(crate) fn selection(runs: &[(u64, u64)], num_rows: u64) -> RowSelection {
     if end < num_rows {
         sel.push(RowSelector::skip((num_rows - end) as usize));
     }
-    RowSelection::from(sel)
+    (RowSelection::from(sel), RowSelectionPolicy::Selectors)
 }
 
 /// Keeps the rows of successive batches whose file positions are in the runs.
@@ -333,25 +347,37 @@ mod tests {
         let expand = |runs: &[(u64, u64)]| -> Vec<u64> {
             runs.iter().flat_map(|&(s, l)| s..s + l).collect()
         };
+        let mask = |(sel, policy): &(RowSelection, RowSelectionPolicy)| {
+            assert_eq!(sel.as_mask().is_some(), *policy == RowSelectionPolicy::Mask);
+            *policy == RowSelectionPolicy::Mask
+        };
         // Scattered single-row gaps (a deletion vector): short runs, a bitmap.
         let dense: Vec<(u64, u64)> = (0..1000u64).map(|i| (i * 10, 9)).collect();
         let sel = selection(&dense, 10_005);
-        assert!(sel.as_mask().is_some(), "short runs are a bitmap");
-        assert_eq!(sel.row_count(), 9000);
-        assert_eq!(kept(sel), expand(&dense));
+        assert!(mask(&sel), "short runs are a bitmap");
+        assert_eq!(sel.0.row_count(), 9000);
+        assert_eq!(kept(sel.0), expand(&dense));
+        // The same runs in one slice of a long row group: dense where they are, so still a
+        // bitmap (over the whole group they average 1,000 rows a run).
+        let slice: Vec<(u64, u64)> = (0..1000u64).map(|i| (500_000 + i * 10, 9)).collect();
+        let sel = selection(&slice, 1_000_000);
+        assert!(mask(&sel), "a dense slice of a long group is a bitmap");
+        assert_eq!(kept(sel.0), expand(&slice));
         // A first run starting late and one ending at the last row.
         let edges = [(3u64, 2u64), (7, 1), (9, 1)];
         let sel = selection(&edges, 10);
-        assert!(sel.as_mask().is_some());
-        assert_eq!(kept(sel), vec![3, 4, 7, 9]);
+        assert!(mask(&sel));
+        assert_eq!(kept(sel.0), vec![3, 4, 7, 9]);
         // Long runs stay selectors.
         let sparse = [(0u64, 5000u64), (5001, 4999)];
         let sel = selection(&sparse, 10_000);
-        assert!(sel.as_mask().is_none(), "long runs are selectors");
-        assert_eq!(kept(sel), expand(&sparse));
+        assert!(!mask(&sel), "long runs are selectors");
+        assert_eq!(kept(sel.0), expand(&sparse));
         // Every row deleted.
-        assert!(kept(selection(&[], 100)).is_empty());
-        assert_eq!(selection(&[], 100).row_count(), 0);
+        let none = selection(&[], 100);
+        assert!(!mask(&none));
+        assert_eq!(none.0.row_count(), 0);
+        assert!(kept(none.0).is_empty());
     }
 
     #[test]

@@ -23,7 +23,6 @@ use std::task::{Context, Poll};
 use arrow::record_batch::RecordBatch;
 use futures::stream::BoxStream;
 use futures::StreamExt;
-use parquet::arrow::arrow_reader::RowSelection;
 use parquet::arrow::ProjectionMask;
 use parquet::file::metadata::ParquetMetaData;
 
@@ -294,7 +293,7 @@ fn read_slice(
         .iter()
         .map(|&(start, len)| (start - slice.group_start, len))
         .collect();
-    let selection: RowSelection = super::file::selection(&local, slice.group_rows);
+    let (selection, policy) = super::file::selection(&local, slice.group_rows);
     let shown = shown.to_string();
     match file
         .builder()
@@ -302,6 +301,7 @@ fn read_slice(
         .with_batch_size(batch_size)
         .with_row_groups(vec![slice.row_group])
         .with_row_selection(selection)
+        .with_row_selection_policy(policy)
         .build()
     {
         Ok(stream) => stream

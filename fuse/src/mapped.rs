@@ -13,10 +13,11 @@ use bytes::Bytes;
 /// Blocks from this size on are mapped on their own; smaller ones live on the heap.
 pub const MAPPED_BYTES: usize = 64 << 10;
 
-/// Buffers of dropped blocks kept for the next ones, at most this many (about 1 MiB each):
+/// Buffers of dropped blocks kept for the next ones, at most this many (about 1 MiB each; a
+/// full chunk cache frees one block for each one rendered, so a few are enough):
 /// a fresh mapping costs a page fault for each of its pages when first written (a quarter of
 /// the mount's CPU time while it renders a view), a kept one is already resident.
-pub const POOLED: usize = 16;
+pub const POOLED: usize = 4;
 
 /// The mount's kept buffers.
 static POOL: Pool = Pool::new(POOLED);

@@ -635,21 +635,27 @@ mod tests {
         out
     }
 
-    #[tokio::test(flavor = "multi_thread")]
-    async fn reads_at_any_offset_match_the_whole_view() {
+    /// The plan of the current snapshot of the large fixture, its whole `data.csv`, views
+    /// sharing a chunk cache of `cache_bytes`, and that `data.csv` view.
+    async fn large_view(cache_bytes: u64) -> (Arc<SnapshotPlan>, Vec<u8>, CsvViews, Arc<CsvView>) {
         let plan = crate::plan::current_plan(LARGE).await;
-        let (id, schema) = (plan.snapshot.snapshot_id, plan.schema_id);
         let want = whole(&plan).await;
-        // A cache far smaller than the view: most chunks are rendered again through cursors.
-        let views = CsvViews::new(64 << 10);
+        let views = CsvViews::new(cache_bytes);
         let key = ViewKey {
             table: 0,
-            snapshot: id,
-            schema,
+            snapshot: plan.snapshot.snapshot_id,
+            schema: plan.schema_id,
             scope: Scope::All,
             format: Format::Csv,
         };
         let view = views.get(&key, &plan, "test").await.expect("view");
+        (plan, want, views, view)
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn reads_at_any_offset_match_the_whole_view() {
+        // A cache far smaller than the view: most chunks are rendered again through cursors.
+        let (plan, want, _views, view) = large_view(64 << 10).await;
         assert_eq!(view.size(), want.len() as u64);
         assert!(
             view.chunks.len() >= 5,
@@ -692,18 +698,7 @@ mod tests {
     /// (before, a backward read decoded every batch up to it).
     #[tokio::test(flavor = "multi_thread")]
     async fn a_read_elsewhere_decodes_only_its_batch() {
-        let plan = crate::plan::current_plan(LARGE).await;
-        let (id, schema) = (plan.snapshot.snapshot_id, plan.schema_id);
-        let want = whole(&plan).await;
-        let views = CsvViews::new(16 << 20);
-        let key = ViewKey {
-            table: 0,
-            snapshot: id,
-            schema,
-            scope: Scope::All,
-            format: Format::Csv,
-        };
-        let view = views.get(&key, &plan, "test").await.expect("view");
+        let (_plan, want, views, view) = large_view(16 << 20).await;
         let n = view.chunks.len();
         assert!(n >= 5, "{n} chunks");
         let cursor = CursorSlot::default();
@@ -737,18 +732,7 @@ mod tests {
     /// others wait for it instead of taking the cursor back to it.
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn concurrent_reads_of_a_chunk_render_it_once() {
-        let plan = crate::plan::current_plan(LARGE).await;
-        let (id, schema) = (plan.snapshot.snapshot_id, plan.schema_id);
-        let want = whole(&plan).await;
-        let views = CsvViews::new(16 << 20);
-        let key = ViewKey {
-            table: 0,
-            snapshot: id,
-            schema,
-            scope: Scope::All,
-            format: Format::Csv,
-        };
-        let view = views.get(&key, &plan, "test").await.expect("view");
+        let (_plan, want, views, view) = large_view(16 << 20).await;
         assert!(view.chunks.len() >= 4);
         for round in 0..20 {
             views.cache.invalidate_all();

@@ -41,10 +41,13 @@ impl Pool {
         if len < MAPPED_BYTES {
             return Vec::with_capacity(len);
         }
+        // A kept buffer much larger than this block would hold more resident pages than the
+        // chunk cache weighs the block at: only one at most a quarter larger than needed.
+        let needed = len.max(crate::MMAP_THRESHOLD_BYTES);
         let kept = {
             let mut kept = crate::locks::lock(&self.kept);
             kept.iter()
-                .position(|b| b.capacity() >= len)
+                .position(|b| b.capacity() >= len && b.capacity() <= needed + needed / 4)
                 .map(|i| kept.swap_remove(i))
         };
         match kept {
@@ -149,7 +152,7 @@ mod tests {
     }
 
     #[test]
-    fn a_dropped_blocks_buffer_is_reused_for_a_next_block_that_fits_while_the_pool_has_room() {
+    fn a_dropped_blocks_buffer_is_reused_for_a_block_of_about_its_size_while_the_pool_has_room() {
         let pool: &'static Pool = Box::leak(Box::new(Pool::new(1)));
         let fill = |mut b: Vec<u8>, len: usize| {
             b.resize(len, 9);
@@ -176,8 +179,14 @@ mod tests {
         assert_ne!(c.as_ptr(), pa, "too small for 3 MiB");
         assert!(c.capacity() >= 3 << 20);
         let d = pool.buffer(1 << 20);
-        assert_eq!(d.as_ptr(), pa, "a's buffer, kept");
-        assert!(d.is_empty() && d.capacity() >= 2 << 20);
+        assert_ne!(
+            d.as_ptr(),
+            pa,
+            "2 MiB is too large for 1 MiB: its pages would stay resident"
+        );
+        let e = pool.buffer((2 << 20) - 1000);
+        assert_eq!(e.as_ptr(), pa, "a's buffer, kept");
+        assert!(e.is_empty() && e.capacity() >= 2 << 20);
     }
 
     /// A large block's memory goes back to the system when its last reference is dropped,

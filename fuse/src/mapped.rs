@@ -4,7 +4,8 @@
 //! On malloc's heap such blocks sit between the short-lived buffers of decoding and encoding,
 //! and pin the pages around them after those are freed: the heap grows far past what is in
 //! use. Mapped on their own, they take no part in the heap, and an evicted block's memory goes
-//! back to the system when its last reference is dropped. So the heap can serve the short-lived
+//! back to the system when its last reference is dropped (or, for a few, is kept to render the
+//! next blocks into: [`POOLED`]). So the heap can serve the short-lived
 //! buffers up to a larger size ([`crate::MMAP_THRESHOLD_BYTES`]) without a page fault for each
 //! of their pages.
 

@@ -239,8 +239,8 @@ impl CsvView {
 
     /// The bytes of chunk `c`: kept for this file, cached, being rendered (then awaited), or
     /// else rendered through the cursor. The cursor is held only to take batches from the data
-    /// file; they are encoded after it is released, so the next chunk's batch is decoded and
-    /// encoded meanwhile (a sequential reader keeps both cores busy).
+    /// file; they are encoded after it is released, so the next chunk's batch can be decoded
+    /// meanwhile.
     async fn chunk(&self, c: Chunk, cursor: &CursorSlot) -> Result<Bytes> {
         let key = self.key(c);
         loop {

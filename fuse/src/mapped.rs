@@ -56,7 +56,7 @@ impl Pool {
                 b.clear();
                 b
             }
-            None => Vec::with_capacity(len.max(crate::MMAP_THRESHOLD_BYTES)),
+            None => Vec::with_capacity(needed),
         }
     }
 

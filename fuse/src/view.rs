@@ -192,10 +192,7 @@ impl CsvView {
         };
         for &next in self.chunks.iter().skip(i).take(PREFETCH) {
             let key = self.key(next);
-            if cursor.recent(&key).is_none()
-                && !self.cache.contains_key(&key)
-                && !lock(&cursor.pending).contains_key(&key)
-            {
+            if !self.in_hand(&key, cursor) {
                 let (view, cursor) = (self.clone(), cursor.clone());
                 tokio::spawn(async move {
                     if let Err(e) = view.chunk(next, &cursor).await {
@@ -249,10 +246,7 @@ impl CsvView {
             }
             let mut slot = cursor.cursor.lock().await;
             // Kept, cached or taken by another read while we waited: that one it is.
-            if cursor.recent(&key).is_some()
-                || self.cache.contains_key(&key)
-                || lock(&cursor.pending).contains_key(&key)
-            {
+            if self.in_hand(&key, cursor) {
                 continue;
             }
             let taken = self.take(c, &mut slot, &cursor.decoded).await?;
@@ -281,6 +275,14 @@ impl CsvView {
             }
             return Ok(bytes.expect("the chunk's own batch is the last taken"));
         }
+    }
+
+    /// Whether chunk `key` needs no render through the cursor: this file keeps it, the cache
+    /// has it, or a read of this file is rendering it.
+    fn in_hand(&self, key: &ChunkKey, cursor: &CursorSlot) -> bool {
+        cursor.recent(key).is_some()
+            || self.cache.contains_key(key)
+            || lock(&cursor.pending).contains_key(key)
     }
 
     /// Chunk `key` if this file keeps it, the cache has it, or a read rendering it finishes

@@ -250,6 +250,7 @@ unsafe extern "C-unwind" fn get_foreign_rel_size(
     // Column types, NOT NULL and the user's rights are checked when the table is planned.
     let quals = pg_sys::extract_actual_clauses((*baserel).baserestrictinfo, false);
     let used = used_attrs((*(*baserel).reltarget).exprs, quals, (*baserel).relid);
+    let columns = used.as_ref().map_or(all_columns(baserel), Vec::len);
     let rel = pg_sys::RelationIdGetRelation(relid);
     let prepared = prepare(
         relid,
@@ -305,7 +306,11 @@ unsafe extern "C-unwind" fn get_foreign_rel_size(
         (*baserel).pages = ((*baserel).pages as f64 * decode / total).ceil() as pg_sys::BlockNumber;
     }
     let plan = pg_sys::palloc0(std::mem::size_of::<RelPlan>()) as *mut RelPlan;
-    *plan = RelPlan { countable, decode };
+    *plan = RelPlan {
+        countable,
+        decode,
+        columns,
+    };
     (*baserel).fdw_private = plan as *mut _;
 }
 
@@ -317,6 +322,17 @@ pub struct RelPlan {
     pub countable: bool,
     /// Rows the scan is expected to decode (records less what pruning skips).
     pub decode: f64,
+    /// Columns the scan decodes: those its output and its conditions use (every column for a
+    /// whole-row reference).
+    pub columns: usize,
+}
+
+/// The number of user columns of `baserel`, all of which a whole-row reference reads.
+///
+/// # Safety
+/// `baserel` must be a valid `RelOptInfo` of the planner.
+unsafe fn all_columns(baserel: *mut pg_sys::RelOptInfo) -> usize {
+    (*baserel).max_attr.max(0) as usize
 }
 
 /// The [`RelPlan`] of a base relation planned by [`get_foreign_rel_size`], if any.
@@ -394,9 +410,12 @@ unsafe extern "C-unwind" fn get_foreign_paths(
     _relid: pg_sys::Oid,
 ) {
     let rows = (*baserel).rows;
-    let decoded = rel_plan(baserel).map_or((*baserel).tuples, |p| p.decode);
+    let (decoded, columns) = rel_plan(baserel)
+        .map_or(((*baserel).tuples, all_columns(baserel)), |p| {
+            (p.decode, p.columns)
+        });
     let startup = 10.0;
-    let run = run_cost(decoded, rows, columns_read(baserel));
+    let run = run_cost(decoded, rows, columns);
     let path = foreign_path(root, baserel, rows, startup, startup + run);
     pg_sys::add_path(baserel, path as *mut pg_sys::Path);
     // A parallel scan: the leader and its workers share the units (crate::parallel).
@@ -437,17 +456,6 @@ fn run_cost(decoded: f64, rows: f64, columns: usize) -> f64 {
     // SAFETY: planner cost settings are plain globals, read on the backend's thread.
     let (tuple, operator) = unsafe { (pg_sys::cpu_tuple_cost, pg_sys::cpu_operator_cost) };
     decoded * columns.max(1) as f64 * operator * DECODE_VALUE_COST + rows * tuple
-}
-
-/// How many columns a scan of `baserel` decodes: those its output and its conditions use
-/// (every column for a whole-row reference).
-unsafe fn columns_read(baserel: *mut pg_sys::RelOptInfo) -> usize {
-    let exprs = (*(*baserel).reltarget).exprs;
-    let quals = pg_sys::extract_actual_clauses((*baserel).baserestrictinfo, false);
-    match used_attrs(exprs, quals, (*baserel).relid) {
-        Some(used) => used.len(),
-        None => (*baserel).max_attr.max(0) as usize,
-    }
 }
 
 /// A plain foreign scan path of `baserel`.

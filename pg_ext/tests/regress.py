@@ -1853,7 +1853,7 @@ def plans_cost_the_rows_pruning_leaves():
     psql(f"DROP FOREIGN TABLE IF EXISTS pg_cost; CREATE FOREIGN TABLE pg_cost (_row_id bigint, id bigint, name text) "
          f"SERVER lake OPTIONS (location '{d}')")
 
-    def decoded(sql, want, setup="", columns=3):
+    def assert_decoded(sql, want, setup="", columns=3):
         plan = json.loads(psql(f"{setup} EXPLAIN (FORMAT JSON) {sql}"))[0]["Plan"]
         per_row = 0.00125 * columns
         got = (plan["Total Cost"] - 10 - 0.01 * plan["Plan Rows"]) / per_row
@@ -1861,14 +1861,14 @@ def plans_cost_the_rows_pruning_leaves():
         assert abs(got - want) * per_row <= 0.0051, (sql, got, want)
 
     for cond, want in [("id = 4300", 500), ("id IN (10, 4999)", 1000), ("id > 100000", 0), ("id >= 0", 5000)]:
-        decoded(f"SELECT * FROM pg_cost WHERE {cond}", want)
-    decoded("SELECT * FROM pg_cost", 5000)
+        assert_decoded(f"SELECT * FROM pg_cost WHERE {cond}", want)
+    assert_decoded("SELECT * FROM pg_cost", 5000)
     # A whole-row reference reads every column; otherwise those of the output and the conditions.
-    decoded("SELECT pg_cost FROM pg_cost", 5000)
-    decoded("SELECT name FROM pg_cost", 5000, columns=1)
-    decoded("SELECT _row_id FROM pg_cost WHERE id = 4300", 500, columns=2)
-    decoded("EXECUTE q(4300)", 5000, "SET plan_cache_mode = force_generic_plan; "
-            "PREPARE q(bigint) AS SELECT * FROM pg_cost WHERE id = $1;")
+    assert_decoded("SELECT pg_cost FROM pg_cost", 5000)
+    assert_decoded("SELECT name FROM pg_cost", 5000, columns=1)
+    assert_decoded("SELECT _row_id FROM pg_cost WHERE id = 4300", 500, columns=2)
+    assert_decoded("EXECUTE q(4300)", 5000, "SET plan_cache_mode = force_generic_plan; "
+                   "PREPARE q(bigint) AS SELECT * FROM pg_cost WHERE id = $1;")
     psql("DROP FOREIGN TABLE pg_cost")
 
 PARALLEL = ("SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0; "

@@ -1866,6 +1866,8 @@ def plans_cost_the_rows_pruning_leaves():
     # A whole-row reference reads every column; otherwise those of the output and the conditions.
     assert_decoded("SELECT pg_cost FROM pg_cost", 5000)
     assert_decoded("SELECT name FROM pg_cost", 5000, columns=1)
+    # No column at all still decodes the rows (deletes and row positions): costed as one.
+    assert_decoded("SELECT 1 FROM pg_cost", 5000, columns=1)
     assert_decoded("SELECT _row_id FROM pg_cost WHERE id = 4300", 500, columns=2)
     assert_decoded("EXECUTE q(4300)", 5000, "SET plan_cache_mode = force_generic_plan; "
                    "PREPARE q(bigint) AS SELECT * FROM pg_cost WHERE id = $1;")

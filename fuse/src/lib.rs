@@ -154,12 +154,13 @@ pub(crate) fn bounded_malloc() {
     unsafe {
         libc::mallopt(libc::M_ARENA_MAX, 2);
         libc::mallopt(libc::M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES as libc::c_int);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 16 << 20);
     }
 }
 
 /// Blocks from this size on are mapped on their own by glibc's malloc in the mount (see
 /// [`bounded_malloc`]): 1 MiB.
-pub const MMAP_THRESHOLD_BYTES: usize = 1 << 20;
+pub const MMAP_THRESHOLD_BYTES: usize = (1 << 20) + (128 << 10);
 
 /// Opens the catalog a mount serves, on the mount's runtime (a REST catalog's HTTP client
 /// belongs to the runtime it is made on).

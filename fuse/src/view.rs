@@ -266,6 +266,7 @@ impl CsvView {
                 }
                 if !rendered.is_empty() {
                     self.cache.insert(k, rendered.clone()).await;
+                    self.cache.run_pending_tasks().await;
                     cursor.remember(k, rendered.clone());
                 }
                 let _ = tx.send(Some(Some(rendered.clone())));

@@ -195,19 +195,28 @@ pub(crate) fn quoted_len(field: &[u8]) -> usize {
     }
 }
 
-/// The position of the first byte of `bytes` that [`needs_quoting`], by whole blocks first
-/// (a branch-free test the compiler vectorizes).
+/// The position of the first byte of `bytes` that [`needs_quoting`], by whole blocks first:
+/// each a fixed-size array tested without branches, which the compiler turns into a few
+/// vector compares (a block of a slice of unknown length it did not vectorize).
 #[inline]
 pub(crate) fn find_quoted(bytes: &[u8]) -> Option<usize> {
+    const BLOCK: usize = 64;
+    let mut blocks = bytes.chunks_exact(BLOCK);
     let mut base = 0;
-    for block in bytes.chunks(64) {
-        if block.iter().fold(false, |acc, &b| acc | needs_quoting(b)) {
-            return block
-                .iter()
-                .position(|&b| needs_quoting(b))
-                .map(|p| base + p);
+    for block in blocks.by_ref() {
+        let block: &[u8; BLOCK] = block.try_into().expect("a whole block");
+        let mut any = 0u8;
+        for &b in block {
+            any |= u8::from(needs_quoting(b));
         }
-        base += block.len();
+        if any != 0 {
+            return block.iter().position(|&b| needs_quoting(b)).map(|p| base + p);
+        }
+        base += BLOCK;
     }
-    None
+    blocks
+        .remainder()
+        .iter()
+        .position(|&b| needs_quoting(b))
+        .map(|p| base + p)
 }

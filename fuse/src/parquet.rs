@@ -105,7 +105,7 @@ impl PqView {
         let file = self.store.create(&key)?;
         let (file, fresh) = self
             .view
-            .encode(&self.tasks[group.task], group, file)
+            .encode(&self.tasks[group.task], group, file, crate::RENDER_THREADS)
             .await?;
         if fresh.len != first.len || fresh.crc != first.crc {
             self.store.discard(file);
@@ -262,7 +262,8 @@ async fn build(
                 let _guard = store.making(&key).await;
                 let _turn = encodes.enter().await;
                 let file = store.create(&key)?;
-                let (file, fresh) = view.encode(&tasks[g.task], &g, file).await?;
+                let lanes = crate::RENDER_THREADS;
+                let (file, fresh) = view.encode(&tasks[g.task], &g, file, lanes).await?;
                 store.insert(key, file, fresh.len)?;
                 Ok::<_, FuseError>((i, g, fresh))
             });

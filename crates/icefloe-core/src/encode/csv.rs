@@ -210,7 +210,10 @@ pub(crate) fn find_quoted(bytes: &[u8]) -> Option<usize> {
             any |= u8::from(needs_quoting(b));
         }
         if any != 0 {
-            return block.iter().position(|&b| needs_quoting(b)).map(|p| base + p);
+            return block
+                .iter()
+                .position(|&b| needs_quoting(b))
+                .map(|p| base + p);
         }
         base += BLOCK;
     }

@@ -15,6 +15,7 @@
 //! encoding the group again), and the footer. Its size is known from the data files' footers
 //! and the fresh parts alone.
 
+mod columns;
 pub mod fit;
 
 use std::io::Write;
@@ -304,18 +305,21 @@ impl ParquetView {
     }
 
     /// Encodes the fresh part of `group` of `task` into `w`: the lineage chunks of a copied
-    /// group, every row of an encoded one. Returns `w` and what was written.
+    /// group, every row of an encoded one, its columns spread over `lanes` tasks of the
+    /// current runtime (the bytes are the same for any number). Returns `w` and what was
+    /// written.
     pub async fn encode<W: Write + Send>(
         &self,
         task: &FileScanTask,
         group: &Group,
         w: W,
+        lanes: usize,
     ) -> crate::Result<(W, Fresh)> {
         let sink = Counting::new(w);
         let (sink, meta) = if group.copied {
             self.encode_lineage(task, group, sink).await?
         } else {
-            self.encode_rows(task, group, sink).await?
+            self.encode_rows(task, group, sink, lanes).await?
         };
         let (w, len, crc) = sink.finish();
         Ok((
@@ -333,15 +337,27 @@ impl ParquetView {
         task: &FileScanTask,
         group: &Group,
         mut sink: W,
+        lanes: usize,
     ) -> crate::Result<(W, ParquetMetaData)> {
         let rows =
             (task.data_file.file_format == FileFormat::Parquet).then(|| group.positions.clone());
-        let mut stream = self.scan.read_split(TaskSplit {
-            task: task.clone(),
-            rows,
-        });
-        let mut w = ArrowWriter::try_new(&mut sink, self.arrow.clone(), Some(encoded_props()))
-            .map_err(err)?;
+        // Decoded on a task of its own while this one encodes: a row group is one file's
+        // whole read, and the two halves take about as long.
+        let mut stream = crate::spawned::spawn_batches(
+            self.scan.read_split(TaskSplit {
+                task: task.clone(),
+                rows,
+            }),
+            2,
+            task.data_file.file_path.clone(),
+        );
+        let mut w = columns::LaneWriter::try_new(
+            &mut sink,
+            self.arrow.clone(),
+            encoded_props(),
+            ENCODED_GROUP_BYTES,
+            lanes,
+        )?;
         while let Some(batch) = stream.next().await {
             let batch = batch?;
             let batch = RecordBatch::try_new(self.arrow.clone(), batch.columns().to_vec())
@@ -351,13 +367,9 @@ impl ParquetView {
                         format!("a required column holds nulls: {e}"),
                     )
                 })?;
-            w.write(&batch).map_err(err)?;
-            if w.in_progress_size() >= ENCODED_GROUP_BYTES {
-                w.flush().map_err(err)?;
-            }
+            w.write(&batch).await?;
         }
-        let meta = w.finish().map_err(err)?;
-        drop(w);
+        let meta = w.finish().await?;
         Ok((sink, meta))
     }
 

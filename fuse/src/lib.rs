@@ -125,8 +125,8 @@ pub fn mount(opts: &MountOptions, on_mounted: impl FnOnce()) -> Result<()> {
     mount_from(opts, None, on_mounted)
 }
 
-/// Caps glibc's malloc arenas at two, and fixes its mmap threshold at
-/// [`MMAP_THRESHOLD_BYTES`].
+/// Caps glibc's malloc arenas at two, fixes its mmap threshold at [`MMAP_THRESHOLD_BYTES`]
+/// and its trim threshold at [`TRIM_THRESHOLD_BYTES`].
 ///
 /// By default glibc makes up to eight arenas per core, one for each thread that meets
 /// contention, and memory freed in one is not reused by the others: a mount whose readers
@@ -142,25 +142,36 @@ pub fn mount(opts: &MountOptions, on_mounted: impl FnOnce()) -> Result<()> {
 /// with glibc rather than another allocator: jemalloc and mimalloc (preloaded) gave 860 and
 /// 933 MB peaks on the same run.
 ///
-/// The threshold is 1 MiB, not lower: every block mapped costs a page fault for each of its
-/// pages, and encoding a Parquet view allocates and frees page buffers of a few hundred KiB
-/// without end (at 256 KiB, 480 000 faults and 0.66x the CLI's export for the bench table's
-/// `data.parquet`; at 1 MiB, 280 000; unbounded, 47 000 and 0.83x, but 743 MB with 16
-/// readers). The long-lived large blocks, rendered chunks, are mapped on their own whatever
-/// the threshold ([`mapped::buffer`]).
+/// The threshold is a little over 1 MiB, not lower: every block mapped costs a page fault
+/// for each of its pages, and encoding a Parquet view allocates and frees page buffers of a
+/// few hundred KiB without end (at 256 KiB, 480 000 faults and 0.66x the CLI's export for the
+/// bench table's `data.parquet`; at 1 MiB, 280 000; unbounded, 47 000 and 0.83x, but 743 MB
+/// with 16 readers). It is above 1 MiB because the kernel reads a view 1 MiB at a time, and
+/// a read's buffer (a read across two chunks put together, a Parquet view's bytes, the data
+/// file's range) is freed as soon as it is answered: at exactly 1 MiB each was a fresh
+/// mapping, 256 faults and its pages zeroed, a third of the mount's CPU time in a cold
+/// `cat data.csv`. From the heap, the next read reuses it. For the same reason the heap is
+/// trimmed only past [`TRIM_THRESHOLD_BYTES`] free at its top (glibc's default, 128 KiB once
+/// the mmap threshold is set, gave each freed read buffer back to the system). The long-lived
+/// large blocks, rendered chunks, are mapped on their own whatever the threshold
+/// ([`mapped::buffer`]).
 pub(crate) fn bounded_malloc() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets tunables of the allocator; called before the mount's threads.
     unsafe {
         libc::mallopt(libc::M_ARENA_MAX, 2);
         libc::mallopt(libc::M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES as libc::c_int);
-        libc::mallopt(libc::M_TRIM_THRESHOLD, 16 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, TRIM_THRESHOLD_BYTES as libc::c_int);
     }
 }
 
 /// Blocks from this size on are mapped on their own by glibc's malloc in the mount (see
-/// [`bounded_malloc`]): 1 MiB.
+/// [`bounded_malloc`]): 1 MiB and 128 KiB, above the kernel's 1 MiB reads.
 pub const MMAP_THRESHOLD_BYTES: usize = (1 << 20) + (128 << 10);
+
+/// Free memory at the top of a malloc heap kept rather than given back (see
+/// [`bounded_malloc`]): 16 MiB, a few reads' buffers.
+pub const TRIM_THRESHOLD_BYTES: usize = 16 << 20;
 
 /// Opens the catalog a mount serves, on the mount's runtime (a REST catalog's HTTP client
 /// belongs to the runtime it is made on).

@@ -139,10 +139,11 @@ pub fn fake_gcs_reached_at(data: &Path, public: Option<u16>) -> Server {
     start(cmd, port, dir, "fake-gcs-server")
 }
 
-/// Sends one HTTP/1.1 request with an empty body; returns the status code.
+/// Sends one HTTP/1.1 request with an empty body; returns the status code. A connection the
+/// server closes before answering (a server just started, on a loaded machine) is tried
+/// again, a few times.
 fn http_put_empty(port: u16, path: &str, headers: &[(&str, String)]) -> u16 {
     use std::io::{Read, Write};
-    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
     let mut req = format!(
         "PUT {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 0\r\nConnection: close\r\n"
     );
@@ -150,13 +151,20 @@ fn http_put_empty(port: u16, path: &str, headers: &[(&str, String)]) -> u16 {
         req.push_str(&format!("{k}: {v}\r\n"));
     }
     req.push_str("\r\n");
-    s.write_all(req.as_bytes()).expect("send");
     let mut resp = String::new();
-    let _ = s.read_to_string(&mut resp);
-    resp.split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or_else(|| panic!("no HTTP status in {resp:?}"))
+    for attempt in 0..5 {
+        if attempt > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+        }
+        let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+        s.write_all(req.as_bytes()).expect("send");
+        resp.clear();
+        let _ = s.read_to_string(&mut resp);
+        if let Some(code) = resp.split_whitespace().nth(1).and_then(|c| c.parse().ok()) {
+            return code;
+        }
+    }
+    panic!("no HTTP status in {resp:?} after 5 attempts")
 }
 
 /// Creates an S3 bucket on moto (which accepts unsigned requests).

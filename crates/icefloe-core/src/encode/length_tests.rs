@@ -424,3 +424,30 @@ async fn every_snapshot_of_every_fixture() {
     }
     assert!(batches > 100, "{batches} batches");
 }
+
+/// Long strings that are clean but for one byte CSV quotes or JSON escapes, at every position
+/// of a few block lengths (the block-wise searches test whole 64-byte blocks, then the rest):
+/// each string alone and all of them as one column.
+#[test]
+fn one_special_byte_at_any_position_of_a_long_string() {
+    let mut strings = Vec::new();
+    for len in [0usize, 1, 63, 64, 65, 127, 128, 129, 200] {
+        strings.push("x".repeat(len));
+        for special in [",", "\"", "\r", "\n", "\\", "\u{1}", "\u{1f}"] {
+            for at in 0..len {
+                let mut s = "x".repeat(len);
+                s.replace_range(at..at + 1, special);
+                strings.push(s);
+            }
+        }
+    }
+    let column = |values: &[String]| {
+        let schema = Arc::new(Schema::new(vec![Field::new("s", DataType::Utf8, false)]));
+        let array = Arc::new(StringArray::from_iter_values(values)) as ArrayRef;
+        RecordBatch::try_new(schema, vec![array]).expect("batch")
+    };
+    for s in &strings {
+        check(&column(std::slice::from_ref(s)), &format!("{s:?}"));
+    }
+    check(&column(&strings), "all of them");
+}

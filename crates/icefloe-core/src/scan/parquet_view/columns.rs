@@ -243,7 +243,7 @@ mod tests {
         ]));
         let mut out = Vec::new();
         let mut start = 0i64;
-        for n in [700usize, 1, 2500, 333, 4096] {
+        for n in [700usize, 1, 0, 2500, 333, 0, 4096] {
             let ids: Vec<i64> = (start..start + n as i64).collect();
             let id = Arc::new(Int64Array::from(ids.clone())) as ArrayRef;
             let a = Arc::new(Int64Array::from_iter(

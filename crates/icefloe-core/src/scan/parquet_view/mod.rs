@@ -341,8 +341,9 @@ impl ParquetView {
     ) -> crate::Result<(W, ParquetMetaData)> {
         let rows =
             (task.data_file.file_format == FileFormat::Parquet).then(|| group.positions.clone());
-        // Decoded on a task of its own while this one encodes: a row group is one file's
-        // whole read, and the two halves take about as long.
+        // Decoded on a task of its own while this one hands the batches to the lanes: a
+        // row group is often a data file's whole read, and decoding it is a large share of
+        // the work.
         let mut stream = crate::spawned::spawn_batches(
             self.scan.read_split(TaskSplit {
                 task: task.clone(),

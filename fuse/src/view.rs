@@ -266,9 +266,9 @@ impl CsvView {
                 }
                 if !rendered.is_empty() {
                     self.cache.insert(k, rendered.clone()).await;
-                    // Evicts now, not in moka's later batches of dozens: an evicted chunk's
+                    // Evicts now, not in moka's later batches: an evicted chunk's
                     // buffer then comes back to the pool ([`crate::mapped`]) in time for the
-                    // next render, which else faults in fresh pages (on the bench table, 430 000
+                    // next render, which else faults in fresh pages (on the bench table, 230 000
                     // faults for a cold `cat data.csv`, 80 000 with this).
                     self.cache.run_pending_tasks().await;
                     cursor.remember(k, rendered.clone());

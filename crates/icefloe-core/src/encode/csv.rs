@@ -23,6 +23,7 @@ use std::ops::Range;
 use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 
+use super::format;
 use super::value::{ColumnEncoder, Flavor};
 use super::{finish_buffered, write_chunked, FLUSH_THRESHOLD};
 use crate::error::{Error, Result};
@@ -195,27 +196,21 @@ pub(crate) fn quoted_len(field: &[u8]) -> usize {
     }
 }
 
-/// The position of the first byte of `bytes` that [`needs_quoting`], by whole blocks first:
-/// each a fixed-size array tested without branches, which the compiler turns into a few
-/// vector compares (a block of a slice of unknown length it did not vectorize).
+/// The position of the first byte of `bytes` that [`needs_quoting`], by whole blocks first
+/// ([`format::block_has`]).
 #[inline]
 pub(crate) fn find_quoted(bytes: &[u8]) -> Option<usize> {
-    const BLOCK: usize = 64;
-    let mut blocks = bytes.chunks_exact(BLOCK);
+    let mut blocks = bytes.chunks_exact(format::SEARCH_BLOCK);
     let mut base = 0;
     for block in blocks.by_ref() {
-        let block: &[u8; BLOCK] = block.try_into().expect("a whole block");
-        let mut any = 0u8;
-        for &b in block {
-            any |= u8::from(needs_quoting(b));
-        }
-        if any != 0 {
+        let block: &[u8; format::SEARCH_BLOCK] = block.try_into().expect("a whole block");
+        if format::block_has(block, needs_quoting) {
             return block
                 .iter()
                 .position(|&b| needs_quoting(b))
                 .map(|p| base + p);
         }
-        base += BLOCK;
+        base += format::SEARCH_BLOCK;
     }
     blocks
         .remainder()

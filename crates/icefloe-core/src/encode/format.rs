@@ -82,14 +82,26 @@ pub fn push_json_escaped(out: &mut Vec<u8>, bytes: &[u8]) {
     }
 }
 
+/// Bytes per block of the block-wise byte searches ([`block_has`]).
+pub(crate) const SEARCH_BLOCK: usize = 64;
+
+/// Whether a byte of `block` is one `pred` selects, tested without branches: on a fixed-size
+/// array the compiler turns this into a few vector compares (a block of a slice of unknown
+/// length it did not vectorize, and tested 2 bytes at a time).
+#[inline(always)]
+pub(crate) fn block_has(block: &[u8; SEARCH_BLOCK], pred: impl Fn(u8) -> bool) -> bool {
+    let mut any = 0u8;
+    for &b in block {
+        any |= u8::from(pred(b));
+    }
+    any != 0
+}
+
 /// The length of what [`push_json_escaped`] appends for `bytes`: the bytes plus one for each
 /// two-character escape and five for each `\u00XX`.
 #[inline]
 pub fn json_escaped_len(bytes: &[u8]) -> usize {
-    // Most strings need no escape: whole blocks are tested first, each a fixed-size array
-    // tested without branches (which the compiler turns into vector compares; a block of a
-    // slice of unknown length it did not vectorize).
-    const BLOCK: usize = 64;
+    // Most strings need no escape: whole blocks are tested first.
     let needs = |b: u8| (b < 0x20) | (b == b'"') | (b == b'\\');
     let extra_of = |block: &[u8]| -> usize {
         block
@@ -101,15 +113,11 @@ pub fn json_escaped_len(bytes: &[u8]) -> usize {
             })
             .sum()
     };
-    let mut blocks = bytes.chunks_exact(BLOCK);
+    let mut blocks = bytes.chunks_exact(SEARCH_BLOCK);
     let mut extra = 0;
     for block in blocks.by_ref() {
-        let block: &[u8; BLOCK] = block.try_into().expect("a whole block");
-        let mut any = 0u8;
-        for &b in block {
-            any |= u8::from(needs(b));
-        }
-        if any != 0 {
+        let block: &[u8; SEARCH_BLOCK] = block.try_into().expect("a whole block");
+        if block_has(block, needs) {
             extra += extra_of(block);
         }
     }

@@ -262,8 +262,9 @@ async fn build(
                 let _guard = store.making(&key).await;
                 let _turn = encodes.enter().await;
                 let file = store.create(&key)?;
-                let lanes = crate::RENDER_THREADS;
-                let (file, fresh) = view.encode(&tasks[g.task], &g, file, lanes).await?;
+                let (file, fresh) = view
+                    .encode(&tasks[g.task], &g, file, crate::RENDER_THREADS)
+                    .await?;
                 store.insert(key, file, fresh.len)?;
                 Ok::<_, FuseError>((i, g, fresh))
             });

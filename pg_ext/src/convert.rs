@@ -415,26 +415,22 @@ impl ColumnReader {
             ColumnReader::Fixed(a) => pgutil::bytea_datum(a.value(row)),
             ColumnReader::Uuid(a) => pgutil::uuid_datum(a.value(row)),
             ColumnReader::Date(a) => {
-                let d = a
-                    .value(row)
-                    .checked_sub(PG_EPOCH_OFFSET_DAYS)
-                    .filter(|d| (PG_MIN_DATE..=PG_MAX_DATE).contains(d))
-                    .ok_or_else(|| {
-                        FdwError::OutOfRange(format!(
-                            "date {} days after 1970-01-01 is out of Postgres' range (4714-11-24 BC to 5874897-12-31)",
-                            a.value(row)
-                        ))
-                    })?;
+                let d = date_word(a.value(row)).ok_or_else(|| {
+                    FdwError::OutOfRange(format!(
+                        "date {} days after 1970-01-01 is out of Postgres' range (4714-11-24 BC to 5874897-12-31)",
+                        a.value(row)
+                    ))
+                })?;
                 Datum::from(d)
             }
             ColumnReader::Time(a) => {
                 let t = a.value(row);
-                if !(0..=USECS_PER_DAY).contains(&t) {
-                    return Err(FdwError::OutOfRange(format!(
+                let w = time_word(t).ok_or_else(|| {
+                    FdwError::OutOfRange(format!(
                         "time {t} µs after midnight is out of Postgres' range (00:00 to 24:00)"
-                    )));
-                }
-                Datum::from(t)
+                    ))
+                })?;
+                Datum::from(w)
             }
             ColumnReader::TimestampMicros(a) => timestamp_datum(a.value(row))?,
             ColumnReader::TimestampNanos(a) => timestamp_datum(a.value(row).div_euclid(1000))?,
@@ -478,92 +474,23 @@ impl ColumnReader {
     }
 }
 
-/// A batch column's Datums and nulls, converted at once (see [`ColumnReader::fill`]).
-#[derive(Default)]
-pub struct Filled {
-    pub datums: Vec<Datum>,
-    pub nulls: Vec<bool>,
+/// Days since 1970 → a Postgres date's Datum word, `None` outside Postgres' range.
+pub(crate) fn date_word(days: i32) -> Option<usize> {
+    days.checked_sub(PG_EPOCH_OFFSET_DAYS)
+        .filter(|d| (PG_MIN_DATE..=PG_MAX_DATE).contains(d))
+        .map(|d| d as usize)
 }
 
-/// Converts every value of `a` with `f` into `out`; `false` as soon as one has no Datum.
-fn fill_primitive<T: arrow::datatypes::ArrowPrimitiveType>(
-    a: &arrow::array::PrimitiveArray<T>,
-    out: &mut Filled,
-    f: impl Fn(T::Native) -> Option<Datum>,
-) -> bool {
-    out.datums.clear();
-    out.nulls.clear();
-    let values = a.values();
-    for (i, v) in values.iter().enumerate() {
-        if a.is_null(i) {
-            out.datums.push(Datum::from(0usize));
-            out.nulls.push(true);
-        } else {
-            match f(*v) {
-                Some(d) => out.datums.push(d),
-                None => return false,
-            }
-            out.nulls.push(false);
-        }
-    }
-    true
+/// Microseconds after midnight → a Postgres time's Datum word, `None` outside 00:00–24:00.
+pub(crate) fn time_word(micros: i64) -> Option<usize> {
+    (0..=USECS_PER_DAY)
+        .contains(&micros)
+        .then_some(micros as usize)
 }
 
-impl ColumnReader {
-    /// Every row's Datum at once, for the kinds whose Datums are plain values or text laid
-    /// out per batch (no allocation, no call into Postgres): a tight loop per column instead
-    /// of a dispatch per value. `false` (use [`ColumnReader::datum`] per row) for other kinds,
-    /// or when some value has no Datum: the per-row path raises that error at its row, so a
-    /// query that stops earlier (LIMIT) never sees it.
-    pub fn fill(&self, out: &mut Filled) -> bool {
-        match self {
-            ColumnReader::Bool(a) => {
-                out.datums.clear();
-                out.nulls.clear();
-                for i in 0..a.len() {
-                    let null = a.is_null(i);
-                    out.datums.push(Datum::from(!null && a.value(i)));
-                    out.nulls.push(null);
-                }
-                true
-            }
-            ColumnReader::Int4(a) => fill_primitive(a, out, |v| Some(Datum::from(v))),
-            ColumnReader::Int4AsInt8(a) => fill_primitive(a, out, |v| Some(Datum::from(v as i64))),
-            ColumnReader::Int8(a) => fill_primitive(a, out, |v| Some(Datum::from(v))),
-            ColumnReader::Float4(a) => fill_primitive(a, out, |v| Some(Datum::from(v.to_bits()))),
-            ColumnReader::Float4AsFloat8(a) => {
-                fill_primitive(a, out, |v| Some(Datum::from((v as f64).to_bits())))
-            }
-            ColumnReader::Float8(a) => fill_primitive(a, out, |v| Some(Datum::from(v.to_bits()))),
-            ColumnReader::Date(a) => fill_primitive(a, out, |v| {
-                v.checked_sub(PG_EPOCH_OFFSET_DAYS)
-                    .filter(|d| (PG_MIN_DATE..=PG_MAX_DATE).contains(d))
-                    .map(Datum::from)
-            }),
-            ColumnReader::Time(a) => fill_primitive(a, out, |t| {
-                (0..=USECS_PER_DAY).contains(&t).then(|| Datum::from(t))
-            }),
-            ColumnReader::TimestampMicros(a) => fill_primitive(a, out, |v| timestamp_datum(v).ok()),
-            ColumnReader::TimestampNanos(a) => {
-                fill_primitive(a, out, |v| timestamp_datum(v.div_euclid(1000)).ok())
-            }
-            ColumnReader::TextLaidOut(t, a) => {
-                out.datums.clear();
-                out.nulls.clear();
-                for i in 0..a.len() {
-                    let null = a.is_null(i);
-                    out.datums.push(if null {
-                        Datum::from(0usize)
-                    } else {
-                        t.datum(i)
-                    });
-                    out.nulls.push(null);
-                }
-                true
-            }
-            _ => false,
-        }
-    }
+/// Microseconds since 1970 → a Postgres timestamp(tz)'s Datum word, `None` out of range.
+pub(crate) fn timestamp_word(micros: i64) -> Option<usize> {
+    timestamp_datum(micros).ok().map(|d| d.value())
 }
 
 /// Microseconds since 1970 → a Postgres timestamp(tz) Datum; out-of-range values are errors.

@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 use std::ffi::{CStr, CString};
+use std::sync::Arc;
 
 use arrow::record_batch::RecordBatch;
 use futures::stream::BoxStream;
@@ -15,6 +16,7 @@ use icefloe_core::catalog::{Catalog, TablePath, Warehouse};
 use icefloe_core::scan::arrow_schema::{LAST_UPDATED_SEQ, ROW_ID};
 use icefloe_core::scan::metadata_columns::METADATA_COLUMNS;
 use icefloe_core::scan::prune::{PruneStats, Pruner};
+use icefloe_core::scan::split::TaskSplit;
 use icefloe_core::spec::{Snapshot, Type};
 use icefloe_core::{FileScanTask, Scan, Table};
 use pgrx::pg_sys;
@@ -25,6 +27,7 @@ use crate::convert::{plan_kind, ColumnPlan, ColumnReader, Kind};
 use crate::error::{FdwError, OrReport};
 use crate::options::{self, OptionList, Resolved};
 use crate::pgutil;
+use crate::prefill::{PrefillPlan, Prefilled};
 use crate::quals::{self, PushColumn, Pushed};
 use crate::runtime;
 
@@ -589,10 +592,14 @@ pub(crate) struct ScanState {
     natts: usize,
     /// Rows the core delivered (live rows of the files read), for EXPLAIN ANALYZE.
     rows_read: u64,
-    stream: Option<BoxStream<'static, icefloe_core::Result<RecordBatch>>>,
+    /// The batches, their plain columns converted beside the decoding (crate::prefill).
+    stream: Option<BoxStream<'static, icefloe_core::Result<Result<Prefilled, FdwError>>>>,
+    /// What the stream converts ahead.
+    prefill: Arc<PrefillPlan>,
+    /// The batch being returned: its converted columns and the rest's readers (one per plan;
+    /// `ColumnReader::Null` where the column was converted ahead).
+    batch: Option<Prefilled>,
     readers: Vec<ColumnReader>,
-    /// Per reader, its batch converted at once where it can be ([`ColumnReader::fill`]).
-    filled: Vec<Option<crate::convert::Filled>>,
     batch_rows: usize,
     row: usize,
     done: bool,
@@ -626,14 +633,17 @@ impl ScanState {
             values[*i] = *d;
             nulls[*i] = false;
         }
+        let Some(batch) = &self.batch else {
+            return Ok(false);
+        };
         for ((plan, reader), filled) in self
             .plans
             .iter()
             .zip(self.readers.iter_mut())
-            .zip(self.filled.iter())
+            .zip(batch.columns.iter())
         {
             if let Some(f) = filled {
-                values[plan.att_index] = f.datums[row];
+                values[plan.att_index] = pg_sys::Datum::from(f.words[row]);
                 nulls[plan.att_index] = f.nulls[row];
             } else if let Some(d) = reader.datum(row)? {
                 values[plan.att_index] = d;
@@ -682,12 +692,16 @@ impl ScanState {
             tasks,
             stats: PruneStats { kept, skipped: 0 },
             pushed: Vec::new(),
+            prefill: Arc::new(PrefillPlan::new(
+                &p.plans,
+                crate::pgutil::database_is_utf8(),
+            )),
             plans: p.plans,
             constants: p.constants,
             natts: (*rd_att).natts as usize,
             stream: None,
+            batch: None,
             readers: Vec::new(),
-            filled: Vec::new(),
             batch_rows: 0,
             row: 0,
             rows_read: 0,
@@ -699,10 +713,12 @@ impl ScanState {
         match sample {
             None => state.start_stream(),
             Some((target, seed)) => {
-                state.stream = state
-                    .scan
-                    .as_ref()
-                    .map(|s| s.read_sample(state.tasks.clone(), target, seed));
+                let prefill = state.prefill.clone();
+                state.stream = state.scan.as_ref().map(|s| {
+                    s.read_sample(state.tasks.clone(), target, seed)
+                        .map(move |b| b.map(|b| crate::prefill::prefill(&prefill, b)))
+                        .boxed()
+                });
                 state.started = true;
                 state.done = state.stream.is_none();
             }
@@ -717,17 +733,28 @@ impl ScanState {
 
     /// Starts reading: every unit, or in a parallel scan the units this process claims.
     fn start_stream(&mut self) {
+        let plan = self.prefill.clone();
+        let f: Arc<dyn Fn(RecordBatch) -> Result<Prefilled, FdwError> + Send + Sync> =
+            Arc::new(move |b| crate::prefill::prefill(&plan, b));
         self.stream = self.scan.as_ref().map(|s| match self.claims {
-            None => s.read_tasks(self.tasks.clone()),
+            None => {
+                let whole = self.tasks.iter().map(|t| TaskSplit {
+                    task: t.clone(),
+                    rows: None,
+                });
+                s.read_splits_mapped(whole.collect(), f)
+            }
             Some(claims) => {
-                let (scan, units) = (s.clone(), std::sync::Arc::new(self.units.clone()));
-                // One claimed unit at a time, decoded on the runtime's worker thread.
+                let (scan, units) = (s.clone(), Arc::new(self.units.clone()));
+                // One claimed unit at a time (claimed here, on the backend's thread), decoded
+                // and converted on the runtime's worker thread.
                 futures::stream::iter(std::iter::from_fn(move || claims.claim()))
-                    .flat_map(move |i| scan.read_splits(vec![units[i].clone()]))
+                    .flat_map(move |i| scan.read_splits_mapped(vec![units[i].clone()], f.clone()))
                     .boxed()
             }
         });
         self.readers.clear();
+        self.batch = None;
         self.batch_rows = 0;
         self.row = 0;
         self.started = true;
@@ -738,6 +765,7 @@ impl ScanState {
     fn restart(&mut self) {
         self.stream = None;
         self.readers.clear();
+        self.batch = None;
         self.batch_rows = 0;
         self.row = 0;
         self.started = false;
@@ -759,13 +787,19 @@ impl ScanState {
                 None => {
                     self.stream = None;
                     self.readers.clear();
+                    self.batch = None;
                     return Ok(false);
                 }
                 Some(Err(e)) => {
                     self.stream = None;
                     return Err(e.into());
                 }
-                Some(Ok(batch)) => {
+                Some(Ok(Err(e))) => {
+                    self.stream = None;
+                    return Err(e);
+                }
+                Some(Ok(Ok(pre))) => {
+                    let batch = &pre.batch;
                     if batch.num_rows() == 0 {
                         continue;
                     }
@@ -773,27 +807,19 @@ impl ScanState {
                     self.readers = self
                         .plans
                         .iter()
-                        .map(|p| {
-                            ColumnReader::new(
+                        .zip(&pre.columns)
+                        .map(|(p, filled)| match filled {
+                            Some(_) => Ok(ColumnReader::Null),
+                            None => ColumnReader::new(
                                 batch.column(p.batch_index),
                                 &schema.fields()[p.batch_index],
                                 &p.kind,
-                            )
+                            ),
                         })
                         .collect::<Result<_, _>>()?;
-                    // Reuse the buffers of the last batch.
-                    let mut spare: Vec<crate::convert::Filled> =
-                        self.filled.drain(..).flatten().collect();
-                    self.filled = self
-                        .readers
-                        .iter()
-                        .map(|r| {
-                            let mut f = spare.pop().unwrap_or_default();
-                            r.fill(&mut f).then_some(f)
-                        })
-                        .collect();
                     self.batch_rows = batch.num_rows();
                     self.rows_read += batch.num_rows() as u64;
+                    self.batch = Some(pre);
                     self.row = 0;
                     return Ok(true);
                 }
@@ -1223,12 +1249,16 @@ unsafe fn begin(
         tasks,
         stats,
         pushed,
+        prefill: Arc::new(PrefillPlan::new(
+            &p.plans,
+            crate::pgutil::database_is_utf8(),
+        )),
         plans: p.plans,
         constants: p.constants,
         natts,
         stream: None,
+        batch: None,
         readers: Vec::new(),
-        filled: Vec::new(),
         batch_rows: 0,
         row: 0,
         rows_read: 0,
@@ -1363,6 +1393,7 @@ unsafe extern "C-unwind" fn shutdown_foreign_scan(node: *mut pg_sys::ForeignScan
         if state.claims.take().is_some() {
             state.stream = None;
             state.readers.clear();
+            state.batch = None;
             state.done = true;
         }
     }
@@ -1374,6 +1405,7 @@ unsafe extern "C-unwind" fn end_foreign_scan(node: *mut pg_sys::ForeignScanState
         // Stop reading now; the state itself is freed with the query's memory.
         state.stream = None;
         state.readers.clear();
+        state.batch = None;
         state.tasks.clear();
         state.done = true;
     }

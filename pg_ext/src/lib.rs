@@ -29,6 +29,7 @@ pub mod options;
 pub mod parallel;
 pub mod pgutil;
 pub mod pin;
+pub mod prefill;
 pub mod quals;
 pub mod recent;
 pub mod rest;

@@ -16,7 +16,17 @@ pub fn spawn_batches(
     buffer: usize,
     what: String,
 ) -> BoxStream<'static, crate::Result<RecordBatch>> {
-    let (tx, rx) = mpsc::channel::<crate::Result<RecordBatch>>(buffer.max(1));
+    spawn_items(stream, buffer, what)
+}
+
+/// [`spawn_batches`] for a stream of any items (batches a consumer has already turned into
+/// its own form on the task that decoded them).
+pub fn spawn_items<T: Send + 'static>(
+    stream: BoxStream<'static, crate::Result<T>>,
+    buffer: usize,
+    what: String,
+) -> BoxStream<'static, crate::Result<T>> {
+    let (tx, rx) = mpsc::channel::<crate::Result<T>>(buffer.max(1));
     let handle = tokio::spawn(async move {
         let forward = {
             let tx = tx.clone();
@@ -67,13 +77,13 @@ impl<T> std::future::Future for AbortOnDrop<T> {
     }
 }
 
-struct ReceiverStream {
-    rx: mpsc::Receiver<crate::Result<RecordBatch>>,
+struct ReceiverStream<T> {
+    rx: mpsc::Receiver<crate::Result<T>>,
     _handle: AbortOnDrop<()>,
 }
 
-impl futures::Stream for ReceiverStream {
-    type Item = crate::Result<RecordBatch>;
+impl<T> futures::Stream for ReceiverStream<T> {
+    type Item = crate::Result<T>;
 
     fn poll_next(
         mut self: std::pin::Pin<&mut Self>,

@@ -356,14 +356,23 @@ impl Scan {
         &self,
         splits: Vec<TaskSplit>,
     ) -> BoxStream<'static, crate::Result<RecordBatch>> {
+        self.read_splits_mapped(splits, std::sync::Arc::new(|b| b))
+    }
+
+    /// Like [`Scan::read_splits`], with each batch passed through `f` on the task that decoded
+    /// it: a consumer's own per-batch work (turning columns into its values) runs beside the
+    /// decoding, off the thread that polls the stream.
+    pub fn read_splits_mapped<T: Send + 'static>(
+        &self,
+        splits: Vec<TaskSplit>,
+        f: std::sync::Arc<dyn Fn(RecordBatch) -> T + Send + Sync>,
+    ) -> BoxStream<'static, crate::Result<T>> {
         let scan = self.clone();
         let per_file = futures::stream::iter(splits).map(move |split| {
             let path = split.task.data_file.file_path.clone();
-            futures::future::ready(crate::spawned::spawn_batches(
-                scan.read_split(split),
-                2,
-                path,
-            ))
+            let f = f.clone();
+            let batches = scan.read_split(split).map(move |b| b.map(|b| f(b))).boxed();
+            futures::future::ready(crate::spawned::spawn_items(batches, 2, path))
         });
         let mut failed = false;
         per_file

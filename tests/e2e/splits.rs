@@ -3,8 +3,10 @@
 //! of the whole tasks, with lineage, at every snapshot of every fixture table; and a pruned
 //! scan (row groups and pages) of the row-group fixture reads the rows an unpruned one does.
 
+use std::sync::Arc;
+
 use arrow::record_batch::RecordBatch;
-use futures::TryStreamExt;
+use futures::{StreamExt, TryStreamExt};
 use icefloe_core::encode::jsonl::JsonLinesWriter;
 use icefloe_core::scan::split::split_tasks;
 use icefloe_core::{Scan, SnapshotSelector, Table};
@@ -50,14 +52,55 @@ async fn splits_read_exactly_the_rows_of_their_tasks() {
         // Parts of 7 positions where files are small, else about three parts per file.
         for parts in [if largest <= 2000 { 7 } else { largest / 3 + 1 }, 1000] {
             let splits = split_tasks(&tasks, parts);
-            let got: Vec<_> = scan.read_splits(splits).try_collect().await.unwrap();
+            let got: Vec<_> = scan
+                .read_splits(splits.clone())
+                .try_collect()
+                .await
+                .unwrap();
             if let Some(d) = diff_rows(&rows(&got), &want) {
                 panic!("{} @ {} in parts of {parts}: {d}", s.table, s.snapshot_id);
+            }
+            // Mapped on the decoding task: the same batches, in the same order.
+            let f: Arc<dyn Fn(RecordBatch) -> (usize, RecordBatch) + Send + Sync> =
+                Arc::new(|b| (b.num_rows(), b));
+            let mapped: Vec<_> = scan
+                .read_splits_mapped(splits, f)
+                .try_collect()
+                .await
+                .unwrap();
+            assert!(mapped.iter().all(|(n, b)| *n == b.num_rows()));
+            let mapped: Vec<_> = mapped.into_iter().map(|(_, b)| b).collect();
+            if let Some(d) = diff_rows(&rows(&mapped), &want) {
+                panic!(
+                    "{} @ {} mapped, in parts of {parts}: {d}",
+                    s.table, s.snapshot_id
+                );
             }
         }
         checked += 1;
     }
     assert!(checked > 40, "{checked} snapshots");
+}
+
+/// A mapping that panics on the decoding task ends the stream with an error naming the data
+/// file, never a silent end of rows.
+#[tokio::test]
+async fn a_panicking_mapping_is_an_error_naming_the_file() {
+    let dir = icefloe_testkit::fixtures_dir().join("warehouse/db/v3_basic");
+    let table = Table::open(dir.to_str().unwrap()).await.unwrap();
+    let scan = Scan::builder().build(&table).unwrap();
+    let tasks = scan.plan_files().await.unwrap();
+    assert!(!tasks.is_empty());
+    let splits = split_tasks(&tasks, u64::MAX);
+    let f: Arc<dyn Fn(RecordBatch) -> usize + Send + Sync> = Arc::new(|_| panic!("mapping failed"));
+    let got: Vec<_> = scan.read_splits_mapped(splits, f).collect().await;
+    assert_eq!(got.len(), 1, "the stream stops at its first error");
+    let e = got.into_iter().next().unwrap().unwrap_err().to_string();
+    let first = tasks[0].data_file.file_path.rsplit('/').next().unwrap();
+    assert!(
+        e.contains(first) && e.contains("reader panicked: mapping failed"),
+        "{e}"
+    );
 }
 
 /// Page pruning (the Parquet page index) inside the one row group of `pg_edge/pages` (ten

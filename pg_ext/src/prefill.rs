@@ -146,26 +146,45 @@ fn fill_text(a: &arrow::array::StringArray, laid: &TextVarlenas, out: &mut Fille
     }
 }
 
-/// Converts every value of `a` with `f` into `out`; `false` as soon as one has no Datum.
-fn fill_primitive<T: arrow::datatypes::ArrowPrimitiveType>(
+/// The nulls of an array of `len` values into `out`, one `bool` per value.
+fn fill_nulls(nulls: Option<&arrow::buffer::NullBuffer>, len: usize, out: &mut Filled) {
+    match nulls.filter(|n| n.null_count() > 0) {
+        None => out.nulls.resize(len, false),
+        Some(n) => out.nulls.extend(n.iter().map(|valid| !valid)),
+    }
+}
+
+/// Converts every value of `a` with `f`, which every value has: one pass over the values
+/// (a null slot gets a word too, which nothing reads) and one over the nulls.
+fn fill_total<T: arrow::datatypes::ArrowPrimitiveType>(
+    a: &arrow::array::PrimitiveArray<T>,
+    out: &mut Filled,
+    f: impl Fn(T::Native) -> usize,
+) -> bool {
+    out.words.extend(a.values().iter().map(|v| f(*v)));
+    fill_nulls(a.nulls(), a.len(), out);
+    true
+}
+
+/// Converts every non-null value of `a` with `f`; `false` as soon as one has no Datum.
+fn fill_checked<T: arrow::datatypes::ArrowPrimitiveType>(
     a: &arrow::array::PrimitiveArray<T>,
     out: &mut Filled,
     f: impl Fn(T::Native) -> Option<usize>,
 ) -> bool {
     out.words.reserve(a.len());
-    out.nulls.reserve(a.len());
     for (i, v) in a.values().iter().enumerate() {
+        // A null slot holds whatever its writer left there: it is never checked.
         if a.is_null(i) {
             out.words.push(0);
-            out.nulls.push(true);
         } else {
             match f(*v) {
                 Some(d) => out.words.push(d),
                 None => return false,
             }
-            out.nulls.push(false);
         }
     }
+    fill_nulls(a.nulls(), a.len(), out);
     true
 }
 
@@ -176,57 +195,48 @@ fn fill_plain(a: &ArrayRef, fill: Fill, out: &mut Filled) -> bool {
     match (fill, a.data_type()) {
         (Fill::Bool, DataType::Boolean) => {
             let a = a.as_boolean();
-            out.words.reserve(a.len());
-            out.nulls.reserve(a.len());
-            for i in 0..a.len() {
-                let null = a.is_null(i);
-                out.words.push(usize::from(!null && a.value(i)));
-                out.nulls.push(null);
-            }
+            out.words.extend(a.values().iter().map(usize::from));
+            fill_nulls(a.nulls(), a.len(), out);
             true
         }
         (Fill::Int4, DataType::Int32) => {
             // A Datum holds an int4 sign-extended, as Int32GetDatum does.
-            fill_primitive(a.as_primitive::<Int32Type>(), out, |v| {
-                Some(v as isize as usize)
-            })
+            fill_total(a.as_primitive::<Int32Type>(), out, |v| v as isize as usize)
         }
         (Fill::Int4AsInt8, DataType::Int32) => {
-            fill_primitive(a.as_primitive::<Int32Type>(), out, |v| {
-                Some(v as i64 as usize)
-            })
+            fill_total(a.as_primitive::<Int32Type>(), out, |v| v as i64 as usize)
         }
         (Fill::Int8, DataType::Int64) => {
-            fill_primitive(a.as_primitive::<Int64Type>(), out, |v| Some(v as usize))
+            fill_total(a.as_primitive::<Int64Type>(), out, |v| v as usize)
         }
         (Fill::Float4, DataType::Float32) => {
-            fill_primitive(a.as_primitive::<Float32Type>(), out, |v| {
-                Some(v.to_bits() as usize)
+            fill_total(a.as_primitive::<Float32Type>(), out, |v| {
+                v.to_bits() as usize
             })
         }
         (Fill::Float4AsFloat8, DataType::Float32) => {
-            fill_primitive(a.as_primitive::<Float32Type>(), out, |v| {
-                Some((v as f64).to_bits() as usize)
+            fill_total(a.as_primitive::<Float32Type>(), out, |v| {
+                (v as f64).to_bits() as usize
             })
         }
         (Fill::Float8, DataType::Float64) => {
-            fill_primitive(a.as_primitive::<Float64Type>(), out, |v| {
-                Some(v.to_bits() as usize)
+            fill_total(a.as_primitive::<Float64Type>(), out, |v| {
+                v.to_bits() as usize
             })
         }
         (Fill::Date, DataType::Date32) => {
-            fill_primitive(a.as_primitive::<Date32Type>(), out, date_word)
+            fill_checked(a.as_primitive::<Date32Type>(), out, date_word)
         }
         (Fill::Time, DataType::Time64(TimeUnit::Microsecond)) => {
-            fill_primitive(a.as_primitive::<Time64MicrosecondType>(), out, time_word)
+            fill_checked(a.as_primitive::<Time64MicrosecondType>(), out, time_word)
         }
-        (Fill::Timestamp, DataType::Timestamp(TimeUnit::Microsecond, _)) => fill_primitive(
+        (Fill::Timestamp, DataType::Timestamp(TimeUnit::Microsecond, _)) => fill_checked(
             a.as_primitive::<TimestampMicrosecondType>(),
             out,
             timestamp_word,
         ),
         (Fill::Timestamp, DataType::Timestamp(TimeUnit::Nanosecond, _)) => {
-            fill_primitive(a.as_primitive::<TimestampNanosecondType>(), out, |v| {
+            fill_checked(a.as_primitive::<TimestampNanosecondType>(), out, |v| {
                 timestamp_word(v.div_euclid(1000))
             })
         }

@@ -3,7 +3,7 @@
 //! chosen top-level columns for the rows that are not deleted. Everything after this (matching
 //! by id, promotion, defaults, deletes, lineage) is format-blind.
 
-use arrow::array::{BooleanArray, BooleanBufferBuilder};
+use arrow::array::BooleanArray;
 use arrow::compute::filter_record_batch;
 use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
@@ -251,16 +251,8 @@ pub(crate) fn selection(runs: &[(u64, u64)], num_rows: u64) -> (RowSelection, Ro
         _ => 0,
     };
     if (runs.len() as u64).saturating_mul(MASK_BELOW_AVERAGE_RUN) > span {
-        let mut mask = BooleanBufferBuilder::new(num_rows as usize);
-        let mut end = 0u64;
-        for (start, len) in runs {
-            mask.append_n((*start - end) as usize, false);
-            mask.append_n(*len as usize, true);
-            end = start + len;
-        }
-        mask.append_n((num_rows - end) as usize, false);
         return (
-            RowSelection::from_boolean_buffer(mask.finish()),
+            RowSelection::from_boolean_buffer(run_mask(runs, num_rows)),
             RowSelectionPolicy::Mask,
         );
     }
@@ -277,6 +269,31 @@ pub(crate) fn selection(runs: &[(u64, u64)], num_rows: u64) -> (RowSelection, Ro
         sel.push(RowSelector::skip((num_rows - end) as usize));
     }
     (RowSelection::from(sel), RowSelectionPolicy::Selectors)
+}
+
+/// A bitmap of `num_rows` bits (Arrow's order: bit `i` is bit `i % 8` of byte `i / 8`) set at
+/// the positions of `runs` (sorted, disjoint, inside `num_rows`): whole bytes are filled at
+/// once, so a run costs a few byte writes whatever its length (a deletion vector's runs are
+/// about as many as its deleted rows).
+fn run_mask(runs: &[(u64, u64)], num_rows: u64) -> arrow::buffer::BooleanBuffer {
+    let mut bytes = vec![0u8; (num_rows as usize).div_ceil(8)];
+    for &(start, len) in runs {
+        let (lo, hi) = (start as usize, (start + len) as usize);
+        if lo >= hi {
+            continue;
+        }
+        let (first, last) = (lo / 8, (hi - 1) / 8);
+        let head = 0xffu8 << (lo % 8);
+        let tail = 0xffu8 >> (7 - (hi - 1) % 8);
+        if first == last {
+            bytes[first] |= head & tail;
+        } else {
+            bytes[first] |= head;
+            bytes[first + 1..last].fill(0xff);
+            bytes[last] |= tail;
+        }
+    }
+    arrow::buffer::BooleanBuffer::new(bytes.into(), 0, num_rows as usize)
 }
 
 /// Keeps the rows of successive batches whose file positions are in the runs.
@@ -340,6 +357,32 @@ mod tests {
             at += s.row_count as u64;
         }
         out
+    }
+
+    #[test]
+    fn run_masks_set_exactly_the_runs_across_byte_edges() {
+        // Every run of 0..=20 positions starting at 0..=17, alone and beside a second run,
+        // in 0..=40 rows: each bit against the positions of the runs.
+        for start in 0..=17u64 {
+            for len in 0..=20u64 {
+                for (n, runs) in [
+                    (start + len, vec![(start, len)]),
+                    (40, vec![(start, len)]),
+                    (
+                        40,
+                        vec![(start, len), (start + len + 1, 40 - start - len - 1)],
+                    ),
+                ] {
+                    let mask = run_mask(&runs, n);
+                    assert_eq!(mask.len() as u64, n);
+                    let want: Vec<bool> = (0..n)
+                        .map(|p| runs.iter().any(|&(s, l)| (s..s + l).contains(&p)))
+                        .collect();
+                    assert_eq!(mask.iter().collect::<Vec<_>>(), want, "{runs:?} in {n}");
+                }
+            }
+        }
+        assert_eq!(run_mask(&[], 0).len(), 0);
     }
 
     #[test]

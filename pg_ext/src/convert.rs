@@ -49,11 +49,10 @@ const PG_MIN_TIMESTAMP: i64 = -211_813_488_000_000_000;
 /// One past Postgres' largest valid timestamp (294277-01-01 00:00:00), in its own epoch.
 const PG_END_TIMESTAMP: i64 = 9_223_371_331_200_000_000;
 
-/// How one column's values become Datums.
-#[derive(Debug, Clone)]
-pub enum Kind {
-    /// Always NULL (`unknown`).
-    Null,
+/// The kinds whose Datum is the value itself (a plain machine word, no allocation, no call
+/// into Postgres), so it can be made on any thread ([`crate::prefill`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Plain {
     Bool,
     Int4,
     /// `int` read into a `bigint` column (a table whose column was promoted to `long`).
@@ -63,6 +62,19 @@ pub enum Kind {
     /// `float` read into a `double precision` column (promoted to `double`).
     Float4AsFloat8,
     Float8,
+    Date,
+    Time,
+    /// Timestamps of either unit and either zone flag (the Datum is the same).
+    Timestamp,
+}
+
+/// How one column's values become Datums.
+#[derive(Debug, Clone)]
+pub enum Kind {
+    /// Always NULL (`unknown`).
+    Null,
+    /// A value that is its own Datum.
+    Plain(Plain),
     /// Decimal128 → numeric, through numeric's input function at the column's typmod.
     Numeric(pgutil::InputFn),
     /// Utf8 → text or varchar.
@@ -70,10 +82,6 @@ pub enum Kind {
     /// Binary or fixed → bytea.
     Bytea,
     Uuid,
-    Date,
-    Time,
-    /// Timestamps of either unit and either zone flag (the Datum is the same).
-    Timestamp,
     /// Nested values and variants as JSON text, through the declared type's input function
     /// (`jsonb`, `json`) or as `text`.
     Json(Option<pgutil::InputFn>),
@@ -195,8 +203,12 @@ pub fn plan_kind(field: &FieldRef, typid: Oid, typmod: i32) -> Option<Kind> {
     }
     // Iceberg's type promotions: older snapshots read into the promoted type.
     match (field.data_type(), typid) {
-        (DataType::Int32, t) if t == pg_sys::INT8OID => return Some(Kind::Int4AsInt8),
-        (DataType::Float32, t) if t == pg_sys::FLOAT8OID => return Some(Kind::Float4AsFloat8),
+        (DataType::Int32, t) if t == pg_sys::INT8OID => {
+            return Some(Kind::Plain(Plain::Int4AsInt8))
+        }
+        (DataType::Float32, t) if t == pg_sys::FLOAT8OID => {
+            return Some(Kind::Plain(Plain::Float4AsFloat8))
+        }
         _ => {}
     }
     if typid != natural {
@@ -206,15 +218,17 @@ pub fn plan_kind(field: &FieldRef, typid: Oid, typmod: i32) -> Option<Kind> {
         }
     }
     Some(match field.data_type() {
-        DataType::Boolean => Kind::Bool,
-        DataType::Int32 => Kind::Int4,
-        DataType::Int64 => Kind::Int8,
-        DataType::Float32 => Kind::Float4,
-        DataType::Float64 => Kind::Float8,
+        DataType::Boolean => Kind::Plain(Plain::Bool),
+        DataType::Int32 => Kind::Plain(Plain::Int4),
+        DataType::Int64 => Kind::Plain(Plain::Int8),
+        DataType::Float32 => Kind::Plain(Plain::Float4),
+        DataType::Float64 => Kind::Plain(Plain::Float8),
         DataType::Decimal128(..) => Kind::Numeric(pgutil::InputFn::new(pg_sys::NUMERICOID, typmod)),
-        DataType::Date32 => Kind::Date,
-        DataType::Time64(TimeUnit::Microsecond) => Kind::Time,
-        DataType::Timestamp(TimeUnit::Microsecond | TimeUnit::Nanosecond, _) => Kind::Timestamp,
+        DataType::Date32 => Kind::Plain(Plain::Date),
+        DataType::Time64(TimeUnit::Microsecond) => Kind::Plain(Plain::Time),
+        DataType::Timestamp(TimeUnit::Microsecond | TimeUnit::Nanosecond, _) => {
+            Kind::Plain(Plain::Timestamp)
+        }
         DataType::Utf8 => Kind::Text,
         DataType::FixedSizeBinary(16) if natural == pg_sys::UUIDOID => Kind::Uuid,
         DataType::FixedSizeBinary(_) | DataType::Binary => Kind::Bytea,
@@ -287,23 +301,25 @@ impl ColumnReader {
         let a = array.as_ref();
         Ok(match (kind, a.data_type()) {
             (Kind::Null, _) => ColumnReader::Null,
-            (Kind::Bool, DataType::Boolean) => ColumnReader::Bool(a.as_boolean().clone()),
-            (Kind::Int4AsInt8, DataType::Int32) => {
+            (Kind::Plain(Plain::Bool), DataType::Boolean) => {
+                ColumnReader::Bool(a.as_boolean().clone())
+            }
+            (Kind::Plain(Plain::Int4AsInt8), DataType::Int32) => {
                 ColumnReader::Int4AsInt8(a.as_primitive::<Int32Type>().clone())
             }
-            (Kind::Float4AsFloat8, DataType::Float32) => {
+            (Kind::Plain(Plain::Float4AsFloat8), DataType::Float32) => {
                 ColumnReader::Float4AsFloat8(a.as_primitive::<Float32Type>().clone())
             }
-            (Kind::Int4, DataType::Int32) => {
+            (Kind::Plain(Plain::Int4), DataType::Int32) => {
                 ColumnReader::Int4(a.as_primitive::<Int32Type>().clone())
             }
-            (Kind::Int8, DataType::Int64) => {
+            (Kind::Plain(Plain::Int8), DataType::Int64) => {
                 ColumnReader::Int8(a.as_primitive::<Int64Type>().clone())
             }
-            (Kind::Float4, DataType::Float32) => {
+            (Kind::Plain(Plain::Float4), DataType::Float32) => {
                 ColumnReader::Float4(a.as_primitive::<Float32Type>().clone())
             }
-            (Kind::Float8, DataType::Float64) => {
+            (Kind::Plain(Plain::Float8), DataType::Float64) => {
                 ColumnReader::Float8(a.as_primitive::<Float64Type>().clone())
             }
             (Kind::Numeric(f), DataType::Decimal128(_, s)) => ColumnReader::Numeric(
@@ -328,16 +344,16 @@ impl ColumnReader {
             (Kind::Uuid, DataType::FixedSizeBinary(16)) => {
                 ColumnReader::Uuid(a.as_fixed_size_binary().clone())
             }
-            (Kind::Date, DataType::Date32) => {
+            (Kind::Plain(Plain::Date), DataType::Date32) => {
                 ColumnReader::Date(a.as_primitive::<Date32Type>().clone())
             }
-            (Kind::Time, DataType::Time64(TimeUnit::Microsecond)) => {
+            (Kind::Plain(Plain::Time), DataType::Time64(TimeUnit::Microsecond)) => {
                 ColumnReader::Time(a.as_primitive::<Time64MicrosecondType>().clone())
             }
-            (Kind::Timestamp, DataType::Timestamp(TimeUnit::Microsecond, _)) => {
+            (Kind::Plain(Plain::Timestamp), DataType::Timestamp(TimeUnit::Microsecond, _)) => {
                 ColumnReader::TimestampMicros(a.as_primitive::<TimestampMicrosecondType>().clone())
             }
-            (Kind::Timestamp, DataType::Timestamp(TimeUnit::Nanosecond, _)) => {
+            (Kind::Plain(Plain::Timestamp), DataType::Timestamp(TimeUnit::Nanosecond, _)) => {
                 ColumnReader::TimestampNanos(a.as_primitive::<TimestampNanosecondType>().clone())
             }
             (Kind::Json(input), _) => ColumnReader::Json {

@@ -16,7 +16,7 @@ use arrow::datatypes::{
 };
 use arrow::record_batch::RecordBatch;
 
-use crate::convert::{ColumnPlan, Kind};
+use crate::convert::{ColumnPlan, Kind, Plain};
 use crate::error::FdwError;
 use crate::varlena::TextVarlenas;
 
@@ -37,16 +37,8 @@ struct Column {
 /// What a column's Datums are made from.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Fill {
-    Bool,
-    Int4,
-    Int4AsInt8,
-    Int8,
-    Float4,
-    Float4AsFloat8,
-    Float8,
-    Date,
-    Time,
-    Timestamp,
+    /// Values that are their own Datums.
+    Plain(Plain),
     /// Strings as text varlenas (a UTF-8 database only).
     Text,
 }
@@ -59,16 +51,7 @@ impl PrefillPlan {
             .iter()
             .map(|p| {
                 let fill = match &p.kind {
-                    Kind::Bool => Fill::Bool,
-                    Kind::Int4 => Fill::Int4,
-                    Kind::Int4AsInt8 => Fill::Int4AsInt8,
-                    Kind::Int8 => Fill::Int8,
-                    Kind::Float4 => Fill::Float4,
-                    Kind::Float4AsFloat8 => Fill::Float4AsFloat8,
-                    Kind::Float8 => Fill::Float8,
-                    Kind::Date => Fill::Date,
-                    Kind::Time => Fill::Time,
-                    Kind::Timestamp => Fill::Timestamp,
+                    Kind::Plain(plain) => Fill::Plain(*plain),
                     Kind::Text if TextVarlenas::usable(database_is_utf8) => Fill::Text,
                     _ => return None,
                 };
@@ -113,8 +96,8 @@ pub fn prefill(plan: &PrefillPlan, batch: RecordBatch) -> Result<Prefilled, FdwE
         };
         let array = batch.column(c.batch_index);
         let mut out = Filled::default();
-        let done = if c.fill == Fill::Text {
-            match array.as_string_opt::<i32>() {
+        let done = match c.fill {
+            Fill::Text => match array.as_string_opt::<i32>() {
                 Some(strings) => {
                     let laid = TextVarlenas::new(strings, &c.name)?;
                     fill_text(strings, &laid, &mut out);
@@ -122,9 +105,8 @@ pub fn prefill(plan: &PrefillPlan, batch: RecordBatch) -> Result<Prefilled, FdwE
                     true
                 }
                 None => false,
-            }
-        } else {
-            fill_plain(array, c.fill, &mut out)
+            },
+            Fill::Plain(plain) => fill_plain(array, plain, &mut out),
         };
         columns.push(done.then_some(out));
     }
@@ -188,54 +170,54 @@ fn fill_checked<T: arrow::datatypes::ArrowPrimitiveType>(
     true
 }
 
-/// Fills `out` from `a` under `fill`; `false` when the array is not of the type the plan
+/// Fills `out` from `a` as `plain` values; `false` when the array is not of the type the plan
 /// expects (the per-row reader then names the mismatch) or a value has no Datum.
-fn fill_plain(a: &ArrayRef, fill: Fill, out: &mut Filled) -> bool {
+fn fill_plain(a: &ArrayRef, plain: Plain, out: &mut Filled) -> bool {
     use crate::convert::{date_word, time_word, timestamp_word};
-    match (fill, a.data_type()) {
-        (Fill::Bool, DataType::Boolean) => {
+    match (plain, a.data_type()) {
+        (Plain::Bool, DataType::Boolean) => {
             let a = a.as_boolean();
             out.words.extend(a.values().iter().map(usize::from));
             fill_nulls(a.nulls(), a.len(), out);
             true
         }
-        (Fill::Int4, DataType::Int32) => {
+        (Plain::Int4, DataType::Int32) => {
             // A Datum holds an int4 sign-extended, as Int32GetDatum does.
             fill_total(a.as_primitive::<Int32Type>(), out, |v| v as isize as usize)
         }
-        (Fill::Int4AsInt8, DataType::Int32) => {
+        (Plain::Int4AsInt8, DataType::Int32) => {
             fill_total(a.as_primitive::<Int32Type>(), out, |v| v as i64 as usize)
         }
-        (Fill::Int8, DataType::Int64) => {
+        (Plain::Int8, DataType::Int64) => {
             fill_total(a.as_primitive::<Int64Type>(), out, |v| v as usize)
         }
-        (Fill::Float4, DataType::Float32) => {
+        (Plain::Float4, DataType::Float32) => {
             fill_total(a.as_primitive::<Float32Type>(), out, |v| {
                 v.to_bits() as usize
             })
         }
-        (Fill::Float4AsFloat8, DataType::Float32) => {
+        (Plain::Float4AsFloat8, DataType::Float32) => {
             fill_total(a.as_primitive::<Float32Type>(), out, |v| {
                 (v as f64).to_bits() as usize
             })
         }
-        (Fill::Float8, DataType::Float64) => {
+        (Plain::Float8, DataType::Float64) => {
             fill_total(a.as_primitive::<Float64Type>(), out, |v| {
                 v.to_bits() as usize
             })
         }
-        (Fill::Date, DataType::Date32) => {
+        (Plain::Date, DataType::Date32) => {
             fill_checked(a.as_primitive::<Date32Type>(), out, date_word)
         }
-        (Fill::Time, DataType::Time64(TimeUnit::Microsecond)) => {
+        (Plain::Time, DataType::Time64(TimeUnit::Microsecond)) => {
             fill_checked(a.as_primitive::<Time64MicrosecondType>(), out, time_word)
         }
-        (Fill::Timestamp, DataType::Timestamp(TimeUnit::Microsecond, _)) => fill_checked(
+        (Plain::Timestamp, DataType::Timestamp(TimeUnit::Microsecond, _)) => fill_checked(
             a.as_primitive::<TimestampMicrosecondType>(),
             out,
             timestamp_word,
         ),
-        (Fill::Timestamp, DataType::Timestamp(TimeUnit::Nanosecond, _)) => {
+        (Plain::Timestamp, DataType::Timestamp(TimeUnit::Nanosecond, _)) => {
             fill_checked(a.as_primitive::<TimestampNanosecondType>(), out, |v| {
                 timestamp_word(v.div_euclid(1000))
             })

@@ -4,13 +4,13 @@
 #
 #   benches/compare/run.sh [WAREHOUSE]     (default /tmp/iceberg-bench-warehouse)
 #
-# Writes the tables first if they are missing, with ../shared/tools/bench-table/make-bench-table
+# Writes the tables first if they are missing, with benches/bench-table/make-bench-table
 # (Spark + Iceberg 1.10; it also installs DuckDB and PyIceberg into its virtualenv).
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 source "$HERE/../../scripts/env.sh"
 WH="${1:-/tmp/iceberg-bench-warehouse}"
-GEN="$ROOT/../shared/tools/bench-table/make-bench-table"
+GEN="$ROOT/benches/bench-table/make-bench-table"
 VENV="${ICEBERG_GEN_HOME:-$HOME/.cache/iceberg-gen}/venv"
 if [ ! -f "$WH/db/bench/metadata/version-hint.text" ]; then
   [ -x "$GEN" ] || { echo "no bench tables in $WH and no $GEN to write them" >&2; exit 1; }

@@ -6,7 +6,7 @@ vectors for 1% of the files), with and without `--where part = 7`, beside DuckDB
 
 Usage: benches/planning/bench.py [--warehouse DIR] [--sizes 10000,100000,1000000] [--generate]
   --generate   (re)write the tables first with GenMetadataOnly.java (Iceberg Java API from the
-               Spark runtime jar in ~/.cache/iceberg-gen, as make-bench-table installs it)
+               Spark runtime jar in ~/.cache/iceberg-gen, as benches/bench-table/make-bench-table installs it)
 Needs ~/.cache/iceberg-gen/venv (DuckDB 1.5.5 + iceberg extension, PyIceberg 0.12) and the
 release binary ($CARGO_TARGET_DIR/release/icefloe, or ICEFLOE_BIN).
 """

@@ -16,7 +16,7 @@ source "$HERE/../../scripts/env.sh"
 WH="${1:-$HOME/.cache/icefloe/bench}"
 LATENCY_MS="${LATENCY_MS:-20}"
 unset AWS_ENDPOINT AWS_ENDPOINT_URL
-GEN="$ROOT/../shared/tools/bench-table/make-bench-table"
+GEN="$ROOT/benches/bench-table/make-bench-table"
 VENV="${ICEBERG_GEN_HOME:-$HOME/.cache/iceberg-gen}/venv"
 if [ ! -f "$WH/db/bench/metadata/version-hint.text" ]; then
   [ -x "$GEN" ] || { echo "no bench table in $WH and no $GEN to write it" >&2; exit 1; }

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-r"""Writes the Spark tables behind issue 14 (change feed, row history, retention, orphans).
+r"""Writes the Spark tables behind the change-feed tests (change feed, row history, retention,
+orphans).
 
-Run with the Spark 3.5.9 + Iceberg 1.10.2 virtualenv of /work/shared/tools/bench-table:
+Run with the Spark 3.5.9 + Iceberg 1.10.2 virtualenv that `benches/bench-table/make-bench-table --setup-only` sets up:
 
     TZ=UTC nice -n 10 ~/.cache/iceberg-gen/venv/bin/python tests/gen/changes.py
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-r"""Writes the Spark tables behind the issue-7 "exact semantics" tests (tests/e2e/exact.rs).
+r"""Writes the Spark tables behind the "exact semantics" tests (tests/e2e/exact.rs).
 
 Run with the Spark 3.5.9 + Iceberg 1.10.2 virtualenv that
-/work/shared/tools/bench-table/make-bench-table sets up:
+`benches/bench-table/make-bench-table --setup-only` sets up:
 
     TZ=UTC nice -n 10 ~/.cache/iceberg-gen/venv/bin/python tests/gen/exact_sem.py
 

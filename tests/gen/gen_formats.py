@@ -4,7 +4,7 @@
 reads every snapshot back with Spark and stores the rows as JSON Lines in the fixture encoding
 (tests/fixtures/README.md).
 
-    tests/gen/gen-formats            # runs this with the virtualenv of make-bench-table
+    tests/gen/gen-formats            # runs this with the virtualenv of benches/bench-table/make-bench-table
 
 Tables (Hadoop catalog, namespace db, written at /tmp/icefloe-formats-warehouse):
   avro_v2, orc_v2   format-version 2; write.format.default and write.delete.format.default =

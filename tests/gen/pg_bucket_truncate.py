@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes tests/fixtures/pg_edge/bucket_parts and truncate_parts: small format-version 2
 tables partitioned by bucket and truncate transforms, for the core's partition pruning of
-those transforms (issue 9 item 12) and the FDW's pruning tests. 40 rows each:
+those transforms and the FDW's pruning tests. 40 rows each:
 
   bucket_parts:   id bigint, s string, d decimal(9,2), dt date, PARTITIONED BY
                   (bucket(4, id), bucket(3, s), bucket(2, d), bucket(2, dt))
@@ -10,8 +10,8 @@ those transforms (issue 9 item 12) and the FDW's pruning tests. 40 rows each:
 
 Rows (i = 0..39): s = one of 'apple', 'apricot', 'banana', 'blueberry', 'cherry' plus i,
 d = i * 0.37, dt = 2024-01-01 + i days, n = i * 7 - 100, b = bytes of 'b' + i, plus one row of
-NULLs in every column but id. Spark 3.5.9 + Iceberg 1.10.2 writes them (setup as
-/work/shared/tools/bench-table's, in ~/.cache/iceberg-gen) and reads them back into
+NULLs in every column but id. Spark 3.5.9 + Iceberg 1.10.2 writes them (set up by
+`benches/bench-table/make-bench-table --setup-only`, in ~/.cache/iceberg-gen) and reads them back into
 tests/fixtures/pg_edge/<table>.jsonl (b as hex).
 
     TZ=UTC nice ~/.cache/iceberg-gen/venv/bin/python tests/gen/pg_bucket_truncate.py

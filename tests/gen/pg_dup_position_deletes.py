@@ -1,9 +1,8 @@
 #!/usr/bin/env python3
 """Writes tests/fixtures/pg_edge/dup_pos_deletes: a format-version 2 table where two position
-delete files name the same row, for the FDW's count(*) test (issue 9 item 13: metadata alone
-cannot count such a table; position deletes may overlap, so the row must be counted once).
+delete files name the same row, for the FDW's count(*) test (metadata alone cannot count such a table; position deletes may overlap, so the row must be counted once).
 
-Spark 3.5.9 + Iceberg 1.10.2 (through /work/shared/tools/bench-table's setup, in
+Spark 3.5.9 + Iceberg 1.10.2 (set up by `benches/bench-table/make-bench-table --setup-only`, in
 ~/.cache/iceberg-gen):
   snapshot 1: INSERT of ids 0..9 (one data file)
   snapshot 2: merge-on-read DELETE WHERE id IN (3, 4): one position delete file

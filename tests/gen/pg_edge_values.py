@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Writes tests/fixtures/pg_edge/edge_values: values a Postgres column cannot hold as they are,
-for the FDW's regression tests (pg_ext/tests/regress.py, item 10 of issue 9).
+for the FDW's regression tests (pg_ext/tests/regress.py).
 
-Written with PyIceberg 0.12 + PyArrow (in ~/.cache/iceberg-gen/venv, which make-bench-table
-sets up), because Spark cannot write them: a string holding a NUL byte, and a date after
+Written with PyIceberg 0.12 + PyArrow (in ~/.cache/iceberg-gen/venv, which
+`benches/bench-table/make-bench-table --setup-only` sets up), because Spark cannot write them: a string holding a NUL byte, and a date after
 Postgres' last date (5874897-12-31; Iceberg dates run to about 5.88 million years AD). Three
 appends, one data file each, so a condition on `id` reads one file:
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes tests/fixtures/pg_edge/metrics and tests/fixtures/pg_edge/no_metrics, for the FDW's
-ANALYZE test (issue 9 item 14: null fractions and histogram ends from Iceberg column metrics).
+ANALYZE test (null fractions and histogram ends from Iceberg column metrics).
 
 metrics: 8,000 rows in four data files of 2,000 (ids ascending, so each file holds a range),
 format version 2, no deletes. Row i (0..7999):

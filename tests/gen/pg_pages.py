@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Writes tests/fixtures/pg_edge/pages: one data file of 5,000 rows in one row group of ten
 pages of 500 rows (Iceberg's write.parquet.page-row-limit), with Parquet's page index (column
-and offset indexes, as Spark writes them), for page pruning (issue 9 item 12: a point lookup
-reads one page). Columns: id long (0..4999 ascending), name string ('n' + zero-padded id),
+and offset indexes, as Spark writes them), for page pruning (a point lookup reads one
+page). Columns: id long (0..4999 ascending), name string ('n' + zero-padded id),
 then a merge-on-read DELETE of ids 4240..4244 (a deletion vector, format version 3).
 
-Spark 3.5.9 + Iceberg 1.10.2 (setup as /work/shared/tools/bench-table's, in
+Spark 3.5.9 + Iceberg 1.10.2 (set up by `benches/bench-table/make-bench-table --setup-only`, in
 ~/.cache/iceberg-gen); the rows follow from the formulas (no expected-rows file).
 
     TZ=UTC nice ~/.cache/iceberg-gen/venv/bin/python tests/gen/pg_pages.py

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes tests/fixtures/pg_edge/row_groups: one data file of 20,000 rows in ten row groups of
-2,000 (ids ascending), for the FDW's row-group pruning test (issue 9 item 12: a point lookup
+2,000 (ids ascending), for the FDW's row-group pruning test (a point lookup
 reads one row group). Columns: id long (0..19999), name string ('n' + zero-padded id), grp int
 (id / 2000), maybe long (NULL in row group 3, else id).
 

@@ -1,4 +1,4 @@
-//! Scripted edit behind the shredded-variant test (issue 7, item 2): no writer available here
+//! Scripted edit behind the shredded-variant test: no writer available here
 //! produces shredded variants (Spark 3.5 and Iceberg 1.10's Java writer write them unshredded;
 //! Spark 4 with `write.parquet.shred-variants=true` and S3 Tables' compaction shred them).
 //!

@@ -119,7 +119,7 @@ fn upsert_as_equality_delete_plus_insert() {
 }
 
 /// Spark's changelog rows (data columns, change type, ordinal, commit) equal ours where both
-/// describe the same changes; where they differ, they differ as the README says: Spark drops a
+/// describe the same changes; where they differ, they differ as docs/cli.md says: Spark drops a
 /// no-op UPDATE (its carry-over removal), and its net view attributes rows a later
 /// copy-on-write commit only rewrote to that commit.
 #[test]

@@ -127,7 +127,7 @@ CREATE FUNCTION icefloe_changes("table" text, from_snapshot bigint,
     server text DEFAULT NULL)
     RETURNS SETOF record AS 'MODULE_PATHNAME', 'icefloe_changes_named' LANGUAGE C;
 COMMENT ON FUNCTION icefloe_changes(regclass, bigint, bigint, boolean, text) IS
-    'rows changed after from_snapshot up to to_snapshot (default: current), from row lineage; columns by the column definition list';
+    'rows changed after from_snapshot (NULL: since the table''s creation) up to to_snapshot (default: current), from row lineage; columns by the column definition list';
 "#,
     name = "icefloe_changes",
 );
@@ -159,13 +159,13 @@ unsafe fn changes(
     let to: Option<i64> = pgrx::fcinfo::pg_getarg(fcinfo, 2);
     let net: Option<bool> = pgrx::fcinfo::pg_getarg(fcinfo, 3);
     let key: Option<String> = pgrx::fcinfo::pg_getarg(fcinfo, 4);
-    let from =
-        from.ok_or_else(|| FdwError::Options("icefloe_changes: from_snapshot is NULL".into()))?;
-
     let t = table.open()?;
-    let mut b = ChangeFeed::builder()
-        .from_snapshot(from)
-        .net(net.unwrap_or(false));
+    let mut b = ChangeFeed::builder().net(net.unwrap_or(false));
+    // No start snapshot: every change since the table's creation, as Spark's changelog.
+    b = match from {
+        Some(from) => b.from_snapshot(from),
+        None => b.from_creation(),
+    };
     if let Some(to) = to {
         b = b.to_snapshot(to);
     }

@@ -46,16 +46,19 @@ fn rows(o: &Output, args: &[String]) -> Vec<Value> {
         .collect()
 }
 
+/// The arguments of a case: a null `from_snapshot` is a range from the table's creation.
 fn case_args(table_dir: &str, c: &Value) -> Vec<String> {
     let mut a = vec![
         table_dir.to_string(),
-        "--from".into(),
-        c["from_snapshot"].to_string(),
         "--to".into(),
         c["to_snapshot"].to_string(),
         "--format".into(),
         "jsonl".into(),
     ];
+    match c["from_snapshot"].as_i64() {
+        Some(from) => a.extend(["--from".into(), from.to_string()]),
+        None => a.push("--from-creation".into()),
+    }
     if let Some(k) = c["key"].as_array() {
         let k: Vec<&str> = k.iter().map(|v| v.as_str().unwrap()).collect();
         a.extend(["--key".into(), k.join(",")]);
@@ -118,14 +121,86 @@ fn upsert_as_equality_delete_plus_insert() {
     assert_eq!(check_table("upsert"), 4);
 }
 
+/// Copy-on-write: a row updated then deleted, on main and on a branch; net views show the
+/// deleted row as it was at `--from`; ranges from the table's creation.
+#[test]
+fn update_then_delete_and_from_creation_copy_on_write() {
+    assert_eq!(check_table("lifecycle"), 10);
+}
+
+/// The same commits written merge-on-read (deletion vectors), which Spark's changelog refuses.
+#[test]
+fn update_then_delete_and_from_creation_merge_on_read() {
+    assert_eq!(check_table("lifecycle_mor"), 10);
+}
+
+/// Format 2 copy-on-write, upgraded to 3: by key, the net view gives each row the lineage it
+/// reads with at `--to`, also when it got lineage (the upgrade) after its last change.
+#[test]
+fn v2_to_v3_upgrade_net_by_key_has_lineage_at_to() {
+    assert_eq!(check_table("upgrade_cow"), 7);
+}
+
+/// Every commit of `--from-creation` is read: the first snapshot's rows are inserts, the
+/// range is refused with another start, and a table whose first snapshot was expired says
+/// where the readable range starts.
+#[test]
+fn from_creation_flags_and_expired_start() {
+    let m = cases("lifecycle");
+    let t = dir().join(m["table_dir"].as_str().unwrap());
+    let t = t.to_str().unwrap().to_string();
+    let first = m["main"][0].as_i64().unwrap();
+    let both = [&t, "--from-creation", "--from", &first.to_string()].map(String::from);
+    let o = run(&both);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot be used with"));
+    let neither = run(std::slice::from_ref(&t));
+    assert!(!neither.status.success());
+    let help = run(&["--help".to_string()]);
+    assert!(String::from_utf8_lossy(&help.stdout).contains("--from-creation"));
+    // Drop the first snapshot from a copy's metadata: its child names an expired parent.
+    let copy = copy_table(&dir().join("warehouse/db/lifecycle"));
+    let meta = latest_metadata(copy.path());
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&meta).unwrap()).unwrap();
+    v["snapshots"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|s| s["snapshot-id"] != first);
+    v["snapshot-log"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|s| s["snapshot-id"] != first);
+    std::fs::write(&meta, v.to_string()).unwrap();
+    let args = [copy.path().to_str().unwrap(), "--from-creation"].map(String::from);
+    let o = run(&args);
+    assert!(!o.status.success());
+    let second = m["main"][1].as_i64().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!("names parent {first}, which was expired"))
+            && err.contains(&format!("--from {second}")),
+        "{err}"
+    );
+    // From that snapshot the feed still answers.
+    let from = [copy.path().to_str().unwrap(), "--from", &second.to_string()].map(String::from);
+    assert!(run(&from).status.success());
+}
+
+/// The current metadata file of a table directory (by `version-hint.text`).
+fn latest_metadata(table: &std::path::Path) -> PathBuf {
+    let hint = std::fs::read_to_string(table.join("metadata/version-hint.text")).unwrap();
+    table.join(format!("metadata/v{}.metadata.json", hint.trim()))
+}
+
 /// Spark's changelog rows (data columns, change type, ordinal, commit) equal ours where both
 /// describe the same changes; where they differ, they differ as docs/cli.md says: Spark drops a
 /// no-op UPDATE (its carry-over removal), and its net view attributes rows a later
-/// copy-on-write commit only rewrote to that commit.
+/// copy-on-write commit only rewrote to that commit, and a deleted row to its first change
+/// (so net views are compared by their rows and change types, see [`spark_net_shape`]).
 #[test]
 fn spark_changelog_agrees_where_it_answers() {
     let mut compared = 0;
-    for table in ["feed", "cow"] {
+    for table in ["feed", "cow", "lifecycle", "upgrade_cow"] {
         let m = cases(table);
         let t = dir().join(m["table_dir"].as_str().unwrap());
         let cols: Vec<String> = m["columns"]
@@ -160,6 +235,31 @@ fn spark_changelog_agrees_where_it_answers() {
                 })
                 .collect();
             let differs = diff_rows(&ours, &spark);
+            if matches!(table, "lifecycle" | "upgrade_cow") && c["net"] == true {
+                let from_rows = match c["from_snapshot"].as_i64() {
+                    Some(id) => snapshot_rows(table, id),
+                    None => Vec::new(),
+                };
+                let shape = |rs: &[Value]| -> Vec<Value> {
+                    rs.iter()
+                        .map(|r| {
+                            let mut o = serde_json::Map::new();
+                            for k in cols.iter().chain(["_change_type".to_string()].iter()) {
+                                o.insert(k.clone(), r[k].clone());
+                            }
+                            Value::Object(o)
+                        })
+                        .collect()
+                };
+                let ours = spark_net_shape(&ours, &from_rows);
+                assert_eq!(
+                    diff_rows(&shape(&ours), &shape(&spark)),
+                    None,
+                    "{table}/{name}"
+                );
+                compared += 1;
+                continue;
+            }
             match (table, name) {
                 ("cow", "step3") | ("cow", "all") => {
                     // The no-op UPDATE of id 1: an update under lineage, nothing in Spark's.
@@ -185,7 +285,37 @@ fn spark_changelog_agrees_where_it_answers() {
             compared += 1;
         }
     }
-    assert!(compared >= 8, "{compared}");
+    assert_eq!(compared, 25);
+}
+
+/// Spark's reads of `table` at snapshot `id` (recorded by the generator).
+fn snapshot_rows(table: &str, id: i64) -> Vec<Value> {
+    let p = dir().join(format!("expected/{table}/snapshot_rows.json"));
+    let all: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    all[id.to_string()].as_array().unwrap().clone()
+}
+
+/// Our net rows (change type upper-cased) as Spark's net changelog gives them: Spark cannot
+/// pair a net update, so an `UPDATE_AFTER` is a `DELETE` of the row as it was at `--from`
+/// (from `from_rows`, by `id`) and an `INSERT` of the row at `--to`.
+fn spark_net_shape(ours: &[Value], from_rows: &[Value]) -> Vec<Value> {
+    let mut out = Vec::new();
+    for r in ours {
+        if r["_change_type"] != "UPDATE_AFTER" {
+            out.push(r.clone());
+            continue;
+        }
+        let was = from_rows
+            .iter()
+            .find(|w| w["id"] == r["id"])
+            .unwrap_or_else(|| panic!("no row id {} at --from", r["id"]));
+        let mut before = was.clone();
+        before["_change_type"] = Value::from("DELETE");
+        let mut after = r.clone();
+        after["_change_type"] = Value::from("INSERT");
+        out.extend([before, after]);
+    }
+    out
 }
 
 /// An append reads only its own new file: with every other data file of the table gone, the
@@ -290,15 +420,17 @@ fn columns_and_formats() {
             ]
         );
     }
+    let format_at = |a: &[String]| a.iter().position(|x| x == "--format").unwrap() + 1;
     let mut csv = case_args(t.to_str().unwrap(), all);
-    csv[6] = "csv".into();
+    let at = format_at(&csv);
+    csv[at] = "csv".into();
     let o = run(&csv);
     assert!(o.status.success());
     let text = String::from_utf8(o.stdout).unwrap();
     assert_eq!(text.lines().count(), want.len() + 1);
     assert!(text.starts_with("_change_type,_commit_snapshot_id,"));
     let mut pq = case_args(t.to_str().unwrap(), all);
-    pq[6] = "parquet".into();
+    pq[at] = "parquet".into();
     let out = tempfile::tempdir().unwrap();
     let file = out.path().join("c.parquet");
     pq.extend(["--output".into(), file.to_str().unwrap().into()]);

@@ -18,6 +18,14 @@ tests/fixtures/changes/warehouse/db/<table>; expected results in tests/fixtures/
             merge-on-read UPDATE (a DV), INSERT. Pre-upgrade snapshots have no lineage.
   upsert    format 3: INSERT; then (Iceberg Java API, RowDelta) an upsert written as an equality
             delete on id plus an insert of the new row; then an equality delete alone.
+  lifecycle format 3, copy-on-write: INSERT, INSERT, UPDATE of id 2; branch `dev` from there with
+            an UPDATE then a DELETE of id 2; on main an UPDATE then a DELETE of id 2, an UPDATE,
+            a DELETE. Net views over an update then a delete, ranges from the table's creation
+            (`from_snapshot` null), all beside Spark's changelog.
+  lifecycle_mor  the same statements merge-on-read (deletion vectors; Spark's changelog refuses).
+  upgrade_cow  format 2, copy-on-write: INSERT, UPDATE, INSERT; upgrade to format 3; INSERT (its
+            commit gives the older files row ids), UPDATE, DELETE; key and net cases beside
+            Spark's changelog.
   retain    format 3, snapshots a few seconds apart, refs with retention settings (Java API
             ManageSnapshots), table properties history.expire.*; the copy committed is the
             table before expiry; `expire.json` records what Spark's expire_snapshots procedure
@@ -36,8 +44,10 @@ matched by `_row_id` (or by the key columns for key cases): a row only in the pa
 delete, only in the commit an insert, in both with another `_last_updated_sequence_number`
 (key cases: other values) an update_before/update_after pair. Every insert/update_after row
 must carry the commit's sequence number as `_last_updated_sequence_number` (checked here).
-Where Spark's create_changelog_view answers for a range, its rows are recorded beside
-(`spark_changelog`), or its error.
+Net cases keep one row per _row_id (or key): its last state with the lineage Spark reads at
+`to`, or the delete showing the row as Spark read it at `from`. Where Spark's
+create_changelog_view answers for a range (without a start snapshot for ranges from the
+table's creation), its rows are recorded beside (`spark_changelog`), or its error.
 """
 import datetime
 import decimal
@@ -118,7 +128,8 @@ def read(spark, t, sid):
 
 
 def ancestry(snaps, frm, to):
-    """Commits after `frm` up to `to`, oldest first; None when frm is not an ancestor of to."""
+    """Commits after `frm` up to `to`, oldest first; None when frm is not an ancestor of to.
+    `frm` None: every ancestor of `to`, from the table's creation."""
     by_id = {s["snapshot_id"]: s for s in snaps}
     chain, cur = [], to
     while cur is not None and cur != frm:
@@ -171,12 +182,19 @@ def commit_changes(before, after, commit, ordinal, key):
     return out
 
 
-def net(changes, key):
-    """One row per _row_id (or key): its last state, or the delete; dropped when it was
-    inserted and deleted inside the range."""
+def net(changes, key, to_rows):
+    """One row per _row_id (or key): its last state, with `_row_id` and
+    `_last_updated_sequence_number` as Spark reads them at `to` (`to_rows`: by key they can
+    change without a change, when lineage is assigned at the upgrade to format 3); or the
+    delete, showing the row as it was at `from` (the first change's before image) under the
+    deleting commit; dropped when it was inserted and deleted inside the range."""
+    def ident(r):
+        return tuple(r[x] for x in key) if key else r["_row_id"]
+
+    at_to = {ident(r): r for r in to_rows}
     first, last = {}, {}
     for c in changes:
-        k = tuple(c[x] for x in key) if key else c["_row_id"]
+        k = ident(c)
         first.setdefault(k, c)
         if c["_change_type"] != "update_before":
             last[k] = c
@@ -185,9 +203,13 @@ def net(changes, key):
         existed = first[k]["_change_type"] in ("delete", "update_before")
         if c["_change_type"] == "delete":
             if existed:
-                out.append(c)
+                was = {n: v for n, v in first[k].items() if n not in CHANGE}
+                out.append({**{n: c[n] for n in CHANGE}, **was})
         else:
-            out.append({**c, "_change_type": "update_after" if existed else "insert"})
+            lineage = {n: at_to[k][n] for n in LINEAGE}
+            if not key:
+                assert lineage == {n: c[n] for n in LINEAGE}, (c, at_to[k])
+            out.append({**c, **lineage, "_change_type": "update_after" if existed else "insert"})
     return out
 
 
@@ -206,6 +228,7 @@ class Recorder:
         os.makedirs(self.dir)
 
     def case(self, name, frm, to, key=None, net_view=False, spark_changelog=False, error=None):
+        """A range after snapshot `frm` (None: from the table's creation) up to `to`."""
         chain = ancestry(self.snaps, frm, to)
         case = dict(name=name, from_snapshot=frm, to_snapshot=to, key=key, net=net_view)
         if error:
@@ -216,24 +239,29 @@ class Recorder:
         changes = []
         parent = frm
         for i, c in enumerate(chain):
-            changes += commit_changes(self.rows[parent], self.rows[c["snapshot_id"]], c, i, key)
+            before = [] if parent is None else self.rows[parent]
+            changes += commit_changes(before, self.rows[c["snapshot_id"]], c, i, key)
             parent = c["snapshot_id"]
         if net_view:
-            changes = net(changes, key)
+            changes = net(changes, key, self.rows[to])
         with open(os.path.join(self.dir, f"{name}.jsonl"), "w") as f:
             for r in changes:
                 f.write(json.dumps(r) + "\n")
         case["rows"] = len(changes)
         if spark_changelog:
-            case["spark_changelog"] = self.spark_changelog(name, frm, to, net_view)
+            case["spark_changelog"] = self.spark_changelog(name, frm, to, net_view, key)
         self.cases.append(case)
         print(f"  case {self.table}/{name}: {len(changes)} changes", flush=True)
 
-    def spark_changelog(self, name, frm, to, net_view):
+    def spark_changelog(self, name, frm, to, net_view, key=None):
+        """Spark's create_changelog_view over the range (no start-snapshot-id when `frm` is
+        None: Spark then starts at the table's creation), identifier columns `key` or id."""
         view = f"cl_{self.table}_{name}"
+        start = "" if frm is None else f"'start-snapshot-id', '{frm}', "
+        ids = ", ".join(f"'{k}'" for k in (key or ["id"]))
         args = (f"table => 'db.{self.table}', changelog_view => '{view}', "
-                f"options => map('start-snapshot-id', '{frm}', 'end-snapshot-id', '{to}'), "
-                "identifier_columns => array('id')")
+                f"options => map({start}'end-snapshot-id', '{to}'), "
+                f"identifier_columns => array({ids})")
         args += ", net_changes => true, compute_updates => false" if net_view else ", compute_updates => true"
         try:
             self.spark.sql(f"CALL x.system.create_changelog_view({args})").collect()
@@ -355,6 +383,91 @@ def upgrade(spark):
     rec.case("across_nokey", ids[1], ids[2], error="needs_key")
     rec.case("v3", ids[2], ids[3])
     rec.case("all_key", ids[0], ids[3], key=["id"])
+    rec.save(st)
+
+
+def lifecycle_statements(spark, t, mode):
+    """A row updated then deleted on main and on a branch; `mode` is the write mode of every
+    row-level command. Returns (statements, the branch's base snapshot)."""
+    st = []
+    run(spark, st, f"CREATE TABLE {t} (id bigint, val string) USING iceberg TBLPROPERTIES "
+        f"('format-version'='3', 'write.delete.mode'='{mode}', 'write.update.mode'='{mode}', "
+        f"'write.merge.mode'='{mode}')")
+    run(spark, st, f"INSERT INTO {t} VALUES (1,'a'),(2,'b'),(3,'c'),(4,'d')")
+    run(spark, st, f"INSERT INTO {t} VALUES (5,'e')")
+    run(spark, st, f"UPDATE {t} SET val = 'b2' WHERE id = 2")
+    name = t.split(".")[-1]
+    base = head(spark, name)
+    run(spark, st, f"ALTER TABLE {t} CREATE BRANCH dev AS OF VERSION {base}")
+    run(spark, st, f"UPDATE {t}.branch_dev SET val = 'b3' WHERE id = 2")
+    run(spark, st, f"DELETE FROM {t}.branch_dev WHERE id = 2")
+    run(spark, st, f"UPDATE {t} SET val = 'b4' WHERE id = 2")
+    run(spark, st, f"DELETE FROM {t} WHERE id = 2")
+    run(spark, st, f"UPDATE {t} SET val = 'c2' WHERE id = 3")
+    run(spark, st, f"DELETE FROM {t} WHERE id = 5")
+    return st, base
+
+
+def lifecycle_cases(spark, rec, base, spark_changelog):
+    """The ranges of a lifecycle table: net views over an update then a delete (on main and
+    on the branch), and every change since the table's creation."""
+    name = rec.table
+    main_head, dev = head(spark, name), head(spark, name, "dev")
+    main = [s["snapshot_id"] for s in rec.snaps if ancestry(rec.snaps, s["snapshot_id"], main_head) is not None]
+    main.sort(key=lambda i: next(s["seq"] for s in rec.snaps if s["snapshot_id"] == i))
+    sc = spark_changelog
+    rec.case("all", main[0], main[-1], spark_changelog=sc)
+    rec.case("all_net", main[0], main[-1], net_view=True, spark_changelog=sc)
+    rec.case("all_key_net", main[0], main[-1], key=["id"], net_view=True, spark_changelog=sc)
+    rec.case("update_delete_net", base, main[-1], net_view=True, spark_changelog=sc)
+    rec.case("creation", None, main[-1], spark_changelog=sc)
+    rec.case("creation_net", None, main[-1], net_view=True, spark_changelog=sc)
+    rec.case("creation_first", None, main[0], spark_changelog=sc)
+    rec.case("branch", base, dev, spark_changelog=sc)
+    rec.case("branch_net", main[0], dev, net_view=True, spark_changelog=sc)
+    rec.case("branch_creation_net", None, dev, net_view=True, spark_changelog=sc)
+    return dict(main=main, dev=dev, base=base)
+
+
+def lifecycle(spark):
+    """Copy-on-write only, so Spark's changelog answers every range."""
+    st, base = lifecycle_statements(spark, "x.db.lifecycle", "copy-on-write")
+    rec = Recorder(spark, "lifecycle")
+    rec.save(st, **lifecycle_cases(spark, rec, base, True))
+
+
+def lifecycle_mor(spark):
+    """Merge-on-read (deletion vectors): Spark's changelog refuses delete files; the expected
+    rows are the VERSION AS OF differences (Spark's refusal is recorded)."""
+    st, base = lifecycle_statements(spark, "x.db.lifecycle_mor", "merge-on-read")
+    rec = Recorder(spark, "lifecycle_mor")
+    rec.save(st, **lifecycle_cases(spark, rec, base, True))
+
+
+def upgrade_cow(spark):
+    """Format 2, copy-on-write: an update then (format 3) lineage given to the old files by
+    the next commit, then an update and a delete with lineage. Spark's changelog answers."""
+    st = []
+    t = "x.db.upgrade_cow"
+    run(spark, st, f"CREATE TABLE {t} (id bigint, val string) USING iceberg TBLPROPERTIES "
+        "('format-version'='2', 'write.delete.mode'='copy-on-write', 'write.update.mode'='copy-on-write')")
+    run(spark, st, f"INSERT INTO {t} VALUES (1,'a'),(2,'b'),(3,'c')")
+    run(spark, st, f"UPDATE {t} SET val = 'b2' WHERE id = 2")
+    run(spark, st, f"INSERT INTO {t} VALUES (4,'d')")
+    run(spark, st, f"ALTER TABLE {t} SET TBLPROPERTIES ('format-version'='3')")
+    run(spark, st, f"INSERT INTO {t} VALUES (5,'e')")
+    run(spark, st, f"UPDATE {t} SET val = 'c2' WHERE id = 3")
+    run(spark, st, f"DELETE FROM {t} WHERE id = 2")
+    rec = Recorder(spark, "upgrade_cow")
+    ids = [s["snapshot_id"] for s in rec.snaps]
+    # ids: insert, update (v2), insert (v2), insert (v3: lineage given), update, delete.
+    rec.case("key_net_to_upgrade", ids[0], ids[3], key=["id"], net_view=True, spark_changelog=True)
+    rec.case("key_net", ids[0], ids[5], key=["id"], net_view=True, spark_changelog=True)
+    rec.case("key", ids[0], ids[5], key=["id"], spark_changelog=True)
+    rec.case("creation_key_net", None, ids[5], key=["id"], net_view=True, spark_changelog=True)
+    rec.case("v3_net", ids[3], ids[5], net_view=True, spark_changelog=True)
+    rec.case("v3", ids[3], ids[5], spark_changelog=True)
+    rec.case("v2_nokey", ids[0], ids[3], error="needs_key")
     rec.save(st)
 
 
@@ -616,7 +729,7 @@ def orphans(spark):
 def main():
     only = sys.argv[1:]
     spark = make_spark()
-    gens = [feed, cow, upgrade, upsert, retain, expire_files, orphans]
+    gens = [feed, cow, upgrade, upsert, lifecycle, lifecycle_mor, upgrade_cow, retain, expire_files, orphans]
     for g in gens:
         if only and g.__name__ not in only:
             continue

@@ -12,12 +12,18 @@ use crate::cat::{encoder, Sink};
 
 /// Arguments of `icefloe changes`.
 #[derive(clap::Args, Debug)]
+#[command(group(clap::ArgGroup::new("start").required(true).args(["from", "from_creation"])))]
 pub struct ChangesArgs {
     #[command(flatten)]
     pub table: TableArgs,
     /// Changes after this snapshot: an id, or a branch or tag name (an ancestor of --to)
     #[arg(long, value_name = "SNAPSHOT")]
-    pub from: String,
+    pub from: Option<String>,
+    /// Every change since the table's creation (before its first snapshot, whose rows are all
+    /// inserts), as Spark's changelog gives without a start snapshot; fails if the oldest
+    /// ancestor of --to names an expired parent
+    #[arg(long)]
+    pub from_creation: bool,
     /// Changes up to and including this snapshot: an id, or a branch or tag name (default:
     /// the current snapshot)
     #[arg(long, value_name = "SNAPSHOT")]
@@ -64,9 +70,11 @@ pub fn snapshot_id(table: &Table, text: &str) -> Result<i64> {
 /// Runs `icefloe changes`.
 pub async fn changes(a: ChangesArgs) -> Result<()> {
     let table = a.table.open().await?;
-    let mut b = ChangeFeed::builder()
-        .from_snapshot(snapshot_id(&table, &a.from)?)
-        .net(a.net);
+    let mut b = ChangeFeed::builder().net(a.net);
+    b = match &a.from {
+        Some(from) => b.from_snapshot(snapshot_id(&table, from)?),
+        None => b.from_creation(),
+    };
     if let Some(to) = &a.to {
         b = b.to_snapshot(snapshot_id(&table, to)?);
     }

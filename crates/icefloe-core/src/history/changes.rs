@@ -22,7 +22,7 @@ use arrow::row::{RowConverter, SortField};
 use futures::{StreamExt, TryStreamExt};
 use roaring::RoaringTreemap;
 
-use super::range::commits_between;
+use super::range::{commits_between, commits_since_creation};
 use crate::delete::resolved::deleted_positions;
 use crate::scan::plan::{plan_files, FileScanTask};
 use crate::scan::Scan;
@@ -72,6 +72,7 @@ impl ChangeType {
 #[derive(Debug, Clone, Default)]
 pub struct ChangeFeedBuilder {
     from: Option<i64>,
+    from_creation: bool,
     to: Option<i64>,
     key: Option<Vec<String>>,
     columns: Option<Vec<String>>,
@@ -83,6 +84,13 @@ impl ChangeFeedBuilder {
     /// Changes after this snapshot (required; it must be an ancestor of `to`).
     pub fn from_snapshot(mut self, id: i64) -> Self {
         self.from = Some(id);
+        self
+    }
+
+    /// Every change since the table's creation: the range starts before its first snapshot,
+    /// whose rows are all inserts (instead of [`Self::from_snapshot`]).
+    pub fn from_creation(mut self) -> Self {
+        self.from_creation = true;
         self
     }
 
@@ -116,13 +124,28 @@ impl ChangeFeedBuilder {
         self
     }
 
-    /// Resolves the range and the columns. Errors: no `from`, unknown snapshots, `from` not
-    /// an ancestor of `to`, unknown columns.
+    /// Resolves the range and the columns. Errors: neither or both of `from` and
+    /// `from_creation`, unknown snapshots, `from` not an ancestor of `to`, a range from
+    /// creation whose oldest snapshot's parent was expired, unknown columns.
     pub fn build(self, table: &Table) -> crate::Result<ChangeFeed> {
         let m = table.metadata();
-        let from = self.from.ok_or_else(|| {
-            crate::Error::InvalidArgument("the change feed needs a starting snapshot".into())
-        })?;
+        let from = match (self.from, self.from_creation) {
+            (Some(id), false) => Some(id),
+            (None, true) => None,
+            (None, false) => {
+                return Err(crate::Error::InvalidArgument(
+                    "the change feed needs a starting snapshot, or to start at the table's \
+                     creation"
+                        .into(),
+                ))
+            }
+            (Some(_), true) => {
+                return Err(crate::Error::InvalidArgument(
+                    "the change feed starts at a snapshot or at the table's creation, not both"
+                        .into(),
+                ))
+            }
+        };
         let to = match self.to {
             Some(id) => id,
             None => m.current_snapshot_id.ok_or_else(|| {
@@ -132,10 +155,13 @@ impl ChangeFeedBuilder {
                 ))
             })?,
         };
-        let commits: Vec<Snapshot> = commits_between(m, from, to, table.metadata_file())?
-            .into_iter()
-            .cloned()
-            .collect();
+        let commits: Vec<Snapshot> = match from {
+            Some(from) => commits_between(m, from, to, table.metadata_file())?,
+            None => commits_since_creation(m, to, table.metadata_file())?,
+        }
+        .into_iter()
+        .cloned()
+        .collect();
         let to_snapshot = m.snapshot(to).expect("checked by commits_between");
         let schema = m.snapshot_schema(to_snapshot);
         let names: Vec<String> = schema.columns().iter().map(|f| f.name.clone()).collect();
@@ -248,6 +274,10 @@ impl ChangeFeedBuilder {
                 .map(|n| n.get())
                 .unwrap_or(2)
         });
+        // Matched by key, a row's lineage can change without a change (its file got
+        // `first_row_id` at the upgrade to version 3, or an upsert kept its values); the net
+        // view shows the lineage read at `to`, so it follows those too.
+        let follow_lineage = self.net && matches!(matcher, Matcher::Key { .. });
         Ok(ChangeFeed {
             table: table.clone(),
             from,
@@ -258,6 +288,7 @@ impl ChangeFeedBuilder {
             schema: Arc::new(ArrowSchema::new(fields)),
             matcher,
             net: self.net,
+            follow_lineage,
             concurrency,
         })
     }
@@ -290,7 +321,8 @@ enum Matcher {
 /// The changes of a range of commits.
 pub struct ChangeFeed {
     table: Table,
-    from: i64,
+    /// The start of the range; `None`: before the first snapshot.
+    from: Option<i64>,
     commits: Vec<Snapshot>,
     /// Reads any snapshot's tasks in `to`'s schema: `_row_id`, `_last_updated_sequence_number`,
     /// every column, `_pos`.
@@ -301,14 +333,23 @@ pub struct ChangeFeed {
     schema: SchemaRef,
     matcher: Matcher,
     net: bool,
+    /// Whether rows whose lineage changed without a change are collected (net view by key).
+    follow_lineage: bool,
     concurrency: usize,
 }
 
 /// An output row: (batch or side, row, change type).
 type Pick = (usize, usize, ChangeType);
 
-/// One side's rows of a commit: before (live in the parent) and after (live in the commit).
-type Sides = (Vec<RecordBatch>, Vec<RecordBatch>);
+/// The rows a commit's read jobs give: before (live in the parent), after (live in the
+/// commit), and rows whose lineage the commit may have changed without changing them (live in
+/// the commit, in a data file the parent also holds; read only with `follow_lineage`).
+#[derive(Default)]
+struct Sides {
+    before: Vec<RecordBatch>,
+    after: Vec<RecordBatch>,
+    relineaged: Vec<RecordBatch>,
+}
 
 impl ChangeFeed {
     /// Starts building a change feed.
@@ -330,11 +371,14 @@ impl ChangeFeed {
     /// Every change: one batch per commit, or with `net` one batch of net changes.
     pub async fn batches(&self) -> crate::Result<Vec<RecordBatch>> {
         let mut out = Vec::with_capacity(self.commits.len());
+        let mut lineage = Vec::with_capacity(self.commits.len());
         for i in 0..self.commits.len() {
-            out.push(self.commit_changes(i).await?);
+            let (changes, relineaged) = self.commit_rows(i).await?;
+            out.push(changes);
+            lineage.push(relineaged);
         }
         if self.net {
-            return Ok(vec![self.net_changes(&out)?]);
+            return Ok(vec![self.net_changes(&out, &lineage)?]);
         }
         Ok(out)
     }
@@ -342,19 +386,27 @@ impl ChangeFeed {
     /// The changes of the commit at `ordinal` in the range, ordered by `_row_id` (or key),
     /// each update's before image first.
     pub async fn commit_changes(&self, ordinal: usize) -> crate::Result<RecordBatch> {
+        Ok(self.commit_rows(ordinal).await?.0)
+    }
+
+    /// The changes of the commit at `ordinal`, and (with `follow_lineage`, else empty) the
+    /// rows whose lineage it changed without changing them, as `update_after` rows.
+    async fn commit_rows(&self, ordinal: usize) -> crate::Result<(RecordBatch, RecordBatch)> {
         let commit = &self.commits[ordinal];
-        let parent_id = if ordinal == 0 {
-            self.from
-        } else {
-            self.commits[ordinal - 1].snapshot_id
+        let parent_id = match ordinal {
+            0 => self.from,
+            _ => Some(self.commits[ordinal - 1].snapshot_id),
         };
         let m = self.table.metadata();
-        let parent = m.snapshot(parent_id).expect("range checked");
-        let (before, after) = self.sides(parent, commit).await?;
+        let parent = parent_id.map(|id| m.snapshot(id).expect("range checked"));
+        let sides = self.sides(parent, commit).await?;
         let read_schema = self.scan.schema();
-        let before = concat_batches(&read_schema, &before).map_err(arrow_err)?;
-        let after = concat_batches(&read_schema, &after).map_err(arrow_err)?;
-        let b = self.idents(&before, parent.snapshot_id)?;
+        let before = concat_batches(&read_schema, &sides.before).map_err(arrow_err)?;
+        let after = concat_batches(&read_schema, &sides.after).map_err(arrow_err)?;
+        let relineaged = concat_batches(&read_schema, &sides.relineaged).map_err(arrow_err)?;
+        // Before the first snapshot there are no rows (and no snapshot id to name).
+        let parent_id = parent_id.unwrap_or_default();
+        let b = self.idents(&before, parent_id)?;
         let a = self.idents(&after, commit.snapshot_id)?;
         let by_ident =
             |ids: &[Box<[u8]>], snapshot: i64| -> crate::Result<HashMap<Box<[u8]>, usize>> {
@@ -366,13 +418,16 @@ impl ChangeFeed {
                 }
                 Ok(map)
             };
-        let bmap = by_ident(&b, parent.snapshot_id)?;
+        let bmap = by_ident(&b, parent_id)?;
         let amap = by_ident(&a, commit.snapshot_id)?;
         let changed = self.changed(&before, &after)?;
         let mut keys: Vec<&Box<[u8]>> = bmap.keys().chain(amap.keys()).collect();
         keys.sort();
         keys.dedup();
-        let mut picks: Vec<(usize, usize, ChangeType)> = Vec::new();
+        let mut picks: Vec<Pick> = Vec::new();
+        // Rows on both sides that did not change, whose lineage did (followed by key only).
+        let mut lineage: Vec<Pick> = Vec::new();
+        let lineage_changed = self.lineage_changed(&before, &after);
         for k in keys {
             match (bmap.get(k), amap.get(k)) {
                 (Some(&i), None) => picks.push((0, i, ChangeType::Delete)),
@@ -381,10 +436,37 @@ impl ChangeFeed {
                     picks.push((0, i, ChangeType::UpdateBefore));
                     picks.push((1, j, ChangeType::UpdateAfter));
                 }
+                (Some(&i), Some(&j)) if self.follow_lineage && lineage_changed(i, j) => {
+                    lineage.push((1, j, ChangeType::UpdateAfter));
+                }
                 _ => {}
             }
         }
-        self.emit(&[&before, &after], &picks, commit, ordinal)
+        lineage.extend((0..relineaged.num_rows()).map(|r| (2, r, ChangeType::UpdateAfter)));
+        let sides = [&before, &after, &relineaged];
+        Ok((
+            self.emit(&sides, &picks, commit, ordinal)?,
+            self.emit(&sides, &lineage, commit, ordinal)?,
+        ))
+    }
+
+    /// Whether before row `i` and after row `j` have other lineage (`_row_id` or
+    /// `_last_updated_sequence_number`, null or not).
+    fn lineage_changed<'a>(
+        &self,
+        before: &'a RecordBatch,
+        after: &'a RecordBatch,
+    ) -> impl Fn(usize, usize) -> bool + 'a {
+        let col = |b: &'a RecordBatch, c: usize| {
+            b.column(c)
+                .as_any()
+                .downcast_ref::<Int64Array>()
+                .expect("lineage column is Int64")
+        };
+        let (ib, sb) = (col(before, 0), col(before, 1));
+        let (ia, sa) = (col(after, 0), col(after, 1));
+        let value = |a: &Int64Array, i: usize| a.is_valid(i).then(|| a.value(i));
+        move |i, j| value(ib, i) != value(ia, j) || value(sb, i) != value(sa, j)
     }
 
     /// Whether before row `i` and after row `j` (same identity) differ.
@@ -464,8 +546,8 @@ impl ChangeFeed {
     /// The output rows `picks` (side, row, type) of one commit.
     fn emit(
         &self,
-        sides: &[&RecordBatch; 2],
-        picks: &[(usize, usize, ChangeType)],
+        sides: &[&RecordBatch],
+        picks: &[Pick],
         commit: &Snapshot,
         ordinal: usize,
     ) -> crate::Result<RecordBatch> {
@@ -480,18 +562,24 @@ impl ChangeFeed {
             Arc::new(Int32Array::from_value(ordinal as i32, n)),
         ];
         for c in &self.out_cols {
-            let arrays = [sides[0].column(*c).as_ref(), sides[1].column(*c).as_ref()];
+            let arrays: Vec<&dyn Array> = sides.iter().map(|s| s.column(*c).as_ref()).collect();
             cols.push(interleave(&arrays, &idx).map_err(arrow_err)?);
         }
         RecordBatch::try_new(self.schema.clone(), cols).map_err(arrow_err)
     }
 
     /// One row per identity over the per-commit `batches`: its last state (`insert` when it
-    /// did not exist at `from`, else `update_after`), or `delete` when it is gone at `to`;
-    /// nothing for a row inserted and deleted inside the range.
-    fn net_changes(&self, batches: &[RecordBatch]) -> crate::Result<RecordBatch> {
-        // identity -> (existed at `from`, last change (batch, row, type)).
-        let mut last: BTreeMap<Box<[u8]>, (bool, Pick)> = BTreeMap::new();
+    /// did not exist at `from`, else `update_after`), with its lineage as read at `to`; or
+    /// `delete` when it is gone at `to`, with the row as it was at `from` (what was deleted),
+    /// named by the commit that deleted it; nothing for a row inserted and deleted inside the
+    /// range. `lineage[i]` are the rows whose lineage commit `i` changed without a change.
+    fn net_changes(
+        &self,
+        batches: &[RecordBatch],
+        lineage: &[RecordBatch],
+    ) -> crate::Result<RecordBatch> {
+        // identity -> (its first change, its last change that is not a before image).
+        let mut rows: BTreeMap<Box<[u8]>, (Pick, Pick)> = BTreeMap::new();
         for (bi, b) in batches.iter().enumerate() {
             let ids = self.output_idents(b)?;
             let types = b
@@ -506,32 +594,59 @@ impl ChangeFeed {
                     "update_before" => ChangeType::UpdateBefore,
                     _ => ChangeType::UpdateAfter,
                 };
-                let entry = last.entry(id).or_insert((
-                    matches!(t, ChangeType::Delete | ChangeType::UpdateBefore),
-                    (bi, ri, t),
-                ));
+                let entry = rows.entry(id).or_insert(((bi, ri, t), (bi, ri, t)));
                 if t != ChangeType::UpdateBefore {
                     entry.1 = (bi, ri, t);
                 }
             }
         }
-        let mut idx = Vec::new();
+        // identity -> its latest lineage-only change (batch in `lineage`, row).
+        let mut relineaged: HashMap<Box<[u8]>, (usize, usize)> = HashMap::new();
+        for (bi, b) in lineage.iter().enumerate() {
+            for (ri, id) in self.output_idents(b)?.into_iter().enumerate() {
+                relineaged.insert(id, (bi, ri));
+            }
+        }
+        let n = batches.len();
+        // Per output row, where its change columns, lineage and values come from (indices
+        // into `batches` then `lineage`).
+        let (mut change, mut lineage_of, mut values) = (Vec::new(), Vec::new(), Vec::new());
         let mut types = Vec::new();
-        for (existed, (bi, ri, t)) in last.into_values() {
-            let t = match (t, existed) {
+        for (id, ((fb, fr, first), (lb, lr, last))) in rows {
+            let existed = matches!(first, ChangeType::Delete | ChangeType::UpdateBefore);
+            let (t, from) = match (last, existed) {
                 (ChangeType::Delete, false) => continue,
-                (ChangeType::Delete, true) => ChangeType::Delete,
-                (_, true) => ChangeType::UpdateAfter,
-                (_, false) => ChangeType::Insert,
+                (ChangeType::Delete, true) => (ChangeType::Delete, (fb, fr)),
+                (_, true) => (ChangeType::UpdateAfter, (lb, lr)),
+                (_, false) => (ChangeType::Insert, (lb, lr)),
             };
-            idx.push((bi, ri));
+            let lin = match relineaged.get(&id) {
+                Some(&(rb, rr)) if t != ChangeType::Delete && rb > lb => (n + rb, rr),
+                _ => from,
+            };
+            change.push((lb, lr));
+            lineage_of.push(lin);
+            values.push(from);
             types.push(t.as_str());
         }
+        let arrays = |c: usize| -> Vec<&dyn Array> {
+            batches
+                .iter()
+                .chain(lineage)
+                .map(|b| b.column(c).as_ref())
+                .collect()
+        };
         let mut cols = Vec::with_capacity(self.schema.fields().len());
         cols.push(Arc::new(StringArray::from(types)) as ArrayRef);
         for c in 1..self.schema.fields().len() {
-            let arrays: Vec<&dyn Array> = batches.iter().map(|b| b.column(c).as_ref()).collect();
-            cols.push(interleave(&arrays, &idx).map_err(arrow_err)?);
+            // Change columns (type, commit, sequence number, ordinal), then `_row_id` and
+            // `_last_updated_sequence_number`, then the table's columns.
+            let idx = match c {
+                ..=3 => &change,
+                4 | 5 => &lineage_of,
+                _ => &values,
+            };
+            cols.push(interleave(&arrays(c), idx).map_err(arrow_err)?);
         }
         RecordBatch::try_new(self.schema.clone(), cols).map_err(arrow_err)
     }
@@ -570,10 +685,16 @@ impl ChangeFeed {
     }
 
     /// The rows live in `parent` that `commit` removed (before) and the rows live in
-    /// `commit` that were not in `parent` (after), reading only what the commit touched.
-    async fn sides(&self, parent: &Snapshot, commit: &Snapshot) -> crate::Result<Sides> {
+    /// `commit` that were not in `parent` (after), reading only what the commit touched; no
+    /// `parent`: the commit is the table's first snapshot, and every row it holds is after.
+    async fn sides(&self, parent: Option<&Snapshot>, commit: &Snapshot) -> crate::Result<Sides> {
         let (p_tasks, c_tasks) = futures::try_join!(
-            plan_files(&self.table, parent),
+            async {
+                match parent {
+                    Some(p) => plan_files(&self.table, p).await,
+                    None => Ok(Vec::new()),
+                }
+            },
             plan_files(&self.table, commit)
         )?;
         let mut c_by_path: HashMap<String, FileScanTask> = c_tasks
@@ -582,10 +703,17 @@ impl ChangeFeed {
             .collect();
         let mut jobs = Vec::new();
         for p in p_tasks {
-            match c_by_path.remove(&p.data_file.file_path) {
-                None => jobs.push(Job::Removed(p)),
-                Some(c) if same_deletes(&p, &c) => {}
-                Some(c) => jobs.push(Job::Both(p, c)),
+            let Some(c) = c_by_path.remove(&p.data_file.file_path) else {
+                jobs.push(Job::Removed(p));
+                continue;
+            };
+            if self.follow_lineage && p.first_row_id != c.first_row_id {
+                // The file's rows got other row ids (at the upgrade to version 3, when its
+                // manifest is given a `first_row_id`), without changing.
+                jobs.push(Job::Relineaged(c.clone()));
+            }
+            if !same_deletes(&p, &c) {
+                jobs.push(Job::Both(p, c));
             }
         }
         jobs.extend(c_by_path.into_values().map(Job::Added));
@@ -616,13 +744,13 @@ impl ChangeFeed {
             })
             .try_collect()
             .await?;
-        let mut before = Vec::new();
-        let mut after = Vec::new();
-        for (b, a) in results {
-            before.extend(b);
-            after.extend(a);
+        let mut all = Sides::default();
+        for r in results {
+            all.before.extend(r.before);
+            all.after.extend(r.after);
+            all.relineaged.extend(r.relineaged);
         }
-        Ok((before, after))
+        Ok(all)
     }
 }
 
@@ -647,6 +775,9 @@ enum Job {
     /// Rows at these positions of the commit's task were deleted in the parent and are live
     /// again in the commit (a rewrite of deletes; after side).
     Revived(FileScanTask, RoaringTreemap),
+    /// In both, with another `first_row_id` in the commit: its live rows there may have
+    /// other lineage without having changed.
+    Relineaged(FileScanTask),
 }
 
 /// The read jobs of a data file live on both sides with the same equality deletes: the
@@ -690,15 +821,23 @@ fn windows(positions: &RoaringTreemap) -> Vec<RoaringTreemap> {
 
 impl Job {
     async fn run(self, scan: &Scan, pos_col: usize) -> crate::Result<Sides> {
+        let before = |before| Sides {
+            before,
+            ..Sides::default()
+        };
+        let after = |after| Sides {
+            after,
+            ..Sides::default()
+        };
         match self {
-            Job::Removed(t) => Ok((scan.read_whole(t).await?, Vec::new())),
-            Job::Added(t) => Ok((Vec::new(), scan.read_whole(t).await?)),
-            Job::Deleted(t, positions) => {
-                Ok((scan.read_positions(t, &positions).await?, Vec::new()))
-            }
-            Job::Revived(t, positions) => {
-                Ok((Vec::new(), scan.read_positions(t, &positions).await?))
-            }
+            Job::Removed(t) => Ok(before(scan.read_whole(t).await?)),
+            Job::Added(t) => Ok(after(scan.read_whole(t).await?)),
+            Job::Deleted(t, positions) => Ok(before(scan.read_positions(t, &positions).await?)),
+            Job::Revived(t, positions) => Ok(after(scan.read_positions(t, &positions).await?)),
+            Job::Relineaged(t) => Ok(Sides {
+                relineaged: scan.read_whole(t).await?,
+                ..Sides::default()
+            }),
             Job::Both(p, c) => {
                 // Equality deletes changed (`sides` turned the others into position jobs):
                 // which rows they hit is only known by reading both whole.
@@ -722,7 +861,11 @@ impl Job {
                         })
                         .collect::<crate::Result<Vec<_>>>()
                 };
-                Ok((only(before, &lc)?, only(after, &lp)?))
+                Ok(Sides {
+                    before: only(before, &lc)?,
+                    after: only(after, &lp)?,
+                    relineaged: Vec::new(),
+                })
             }
         }
     }

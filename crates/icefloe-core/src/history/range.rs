@@ -48,3 +48,38 @@ pub fn ancestors(m: &TableMetadata, id: i64) -> Vec<&Snapshot> {
     }
     out
 }
+
+/// Every snapshot from the table's creation up to and including `to`, oldest first: `to`'s
+/// ancestors down to the first snapshot, the one without a parent. Errors when `to` is not in
+/// the metadata, or when the oldest ancestor the metadata holds still names a parent (that
+/// parent was expired, so what the table held before it cannot be read).
+pub fn commits_since_creation<'a>(
+    m: &'a TableMetadata,
+    to: i64,
+    metadata_file: &str,
+) -> crate::Result<Vec<&'a Snapshot>> {
+    if m.snapshot(to).is_none() {
+        return Err(crate::Error::SnapshotNotFound(format!(
+            "snapshot {to} not found in {metadata_file}"
+        )));
+    }
+    let mut chain = ancestors(m, to);
+    let oldest = chain.last().expect("to is in the metadata");
+    if let Some(parent) = oldest.parent_snapshot_id {
+        let first = oldest.snapshot_id;
+        if m.snapshot(parent).is_some() {
+            return Err(crate::Error::metadata(
+                metadata_file,
+                format!("the parents of snapshot {to} form a cycle through snapshot {parent}"),
+            ));
+        }
+        return Err(crate::Error::InvalidArgument(format!(
+            "changes since the table's creation: the oldest ancestor of snapshot {to} in \
+             {metadata_file}, snapshot {first}, names parent {parent}, which was expired, so what \
+             the table held before {first} cannot be read; give --from {first} for the changes \
+             after it"
+        )));
+    }
+    chain.reverse();
+    Ok(chain)
+}

@@ -331,6 +331,7 @@ impl ChangeFeed {
     pub async fn batches(&self) -> crate::Result<Vec<RecordBatch>> {
         let mut out = Vec::with_capacity(self.commits.len());
         for i in 0..self.commits.len() {
+            crate::cancel::check(|| format!("reading the changes of commit {i}"))?;
             out.push(self.commit_changes(i).await?);
         }
         if self.net {

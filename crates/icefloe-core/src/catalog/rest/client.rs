@@ -3,6 +3,7 @@
 //! on 5xx and connection failures, and each error answer turned into one line that names the
 //! catalog and what was asked about.
 
+use crate::io::store_error::{excerpt, json_reason};
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
@@ -159,7 +160,10 @@ impl RestClient {
                     return serde_json::from_slice(&body).map_err(|e| {
                         self.error(
                             subject,
-                            format!("{url} answered what is not a catalog answer: {e}"),
+                            format!(
+                                "{url} answered what is not a catalog answer: {}",
+                                json_reason(&e)
+                            ),
                         )
                     })
                 }
@@ -178,14 +182,18 @@ impl RestClient {
 
     /// The error for an error answer.
     fn refused(&self, subject: Subject<'_>, status: u16, body: &[u8]) -> crate::Error {
+        // An Iceberg error answer's type and message are quoted (short, one line); any other
+        // body never is: the URI may reach a service that is not a catalog.
         let (kind, message) = match serde_json::from_slice::<ErrorModel>(body) {
-            Ok(m) => (m.error.kind, m.error.message),
-            Err(_) => (
-                String::new(),
-                String::from_utf8_lossy(&body[..body.len().min(200)])
-                    .trim()
-                    .to_string(),
-            ),
+            Ok(m) => (excerpt(&m.error.kind), excerpt(&m.error.message)),
+            Err(_) => {
+                tracing::debug!(
+                    "{}: error answer {status}: {}",
+                    self.name,
+                    String::from_utf8_lossy(body)
+                );
+                (String::new(), String::new())
+            }
         };
         let what = match kind.as_str() {
             "" => format!("HTTP {status}"),

@@ -44,8 +44,15 @@ use error::OrReport;
 /// Called once per backend when the library loads: registers the GUCs and callbacks.
 #[pg_guard]
 pub extern "C-unwind" fn _PG_init() {
+    // pgrx turns a Rust panic into an ERROR whose DETAIL holds a backtrace captured by
+    // `std::backtrace::Backtrace::capture`, with build paths, whenever the postmaster runs
+    // with RUST_BACKTRACE set: no client sees one (RUST_LIB_BACKTRACE=0 disables such captures
+    // and leaves the panic hook's own output, which goes to the server log, as it is). The
+    // backend is still one thread here, so setting a variable is sound.
+    std::env::set_var("RUST_LIB_BACKTRACE", "0");
     pin::init();
     settings::init();
+    icefloe_core::cancel::set_hook(runtime::cancel_pending);
     analyze_metrics::init();
 }
 

@@ -141,10 +141,7 @@ impl FdwError {
     /// Raises this error as a Postgres ERROR (unwinds Rust frames first, so state held by
     /// the caller is dropped).
     pub fn report(self) -> ! {
-        if matches!(
-            self,
-            FdwError::Core(icefloe_core::Error::Cancelled { .. })
-        ) {
+        if matches!(self, FdwError::Core(icefloe_core::Error::Cancelled { .. })) {
             // The core stopped because Postgres has a cancel or termination pending: let
             // Postgres raise its own error (statement timeout, user request, termination).
             pgrx::check_for_interrupts!();

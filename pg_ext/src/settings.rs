@@ -126,7 +126,11 @@ pub fn init() {
             1,
             i32::MAX,
             GucContext::Suset,
-            if c.kb { GucFlags::UNIT_KB } else { GucFlags::default() },
+            if c.kb {
+                GucFlags::UNIT_KB
+            } else {
+                GucFlags::default()
+            },
         );
     }
     GucRegistry::define_int_guc(

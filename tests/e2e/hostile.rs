@@ -19,7 +19,8 @@ use serde_json::Value;
 
 const ICEFLOE: &str = env!("CARGO_BIN_EXE_icefloe");
 /// What a fake internal service answers: credentials that must never reach a message.
-const SECRET: &str = r#"{"Code": "Success", "AccessKeyId": "ASIASECRETKEY", "SecretAccessKey": "hush-hush"}"#;
+const SECRET: &str =
+    r#"{"Code": "Success", "AccessKeyId": "ASIASECRETKEY", "SecretAccessKey": "hush-hush"}"#;
 
 /// Runs `icefloe args` (with `env`), killing it after 60 s: a run that has not ended by then
 /// is a hang, and fails the test.
@@ -183,7 +184,10 @@ fn storage_replies_never_reach_the_error() {
         let svc = FakeHttp::start(move |_, _| Reply::new(status, SECRET));
         for style in [&[][..], &["aws_virtual_hosted_style_request=true"][..]] {
             let mut args = vec!["snapshots".to_string(), "s3://bucket/db/t".to_string()];
-            args.extend(endpoint_args(&format!("{}/latest/meta-data", svc.url()), style));
+            args.extend(endpoint_args(
+                &format!("{}/latest/meta-data", svc.url()),
+                style,
+            ));
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
             let e = error_of(&args, &[]);
             assert!(
@@ -198,7 +202,10 @@ fn storage_replies_never_reach_the_error() {
                 );
             }
         }
-        assert!(!svc.requests.lock().unwrap().is_empty(), "no request was sent");
+        assert!(
+            !svc.requests.lock().unwrap().is_empty(),
+            "no request was sent"
+        );
     }
 }
 
@@ -224,7 +231,9 @@ fn catalog_replies_never_reach_the_error() {
                 String::from_utf8_lossy(&o.stderr)
             );
             assert!(
-                !all.contains("ASIASECRET") && !all.contains("hush") && !all.contains("AccessKeyId"),
+                !all.contains("ASIASECRET")
+                    && !all.contains("hush")
+                    && !all.contains("AccessKeyId"),
                 "{status} {args:?}: the reply reached the output: {all}"
             );
             if status != 200 {
@@ -251,7 +260,9 @@ fn an_oversized_metadata_file_stops_at_its_cap() {
     let t = path_str(dir.path());
     let e = error_of(&[&["snapshots", t.as_str()][..], &cap[..]].concat(), &[]);
     assert!(
-        e.contains("v1.metadata.json") && e.contains("1000000 bytes") && e.contains("max_metadata_bytes"),
+        e.contains("v1.metadata.json")
+            && e.contains("1000000 bytes")
+            && e.contains("max_metadata_bytes"),
         "{e}"
     );
     // A small gzip file that inflates past the cap stops there too.
@@ -260,8 +271,14 @@ fn an_oversized_metadata_file_stops_at_its_cap() {
     let gz = gz.finish().unwrap();
     assert!(gz.len() < 1_000_000);
     let dir = table_with_metadata("v1.gz.metadata.json", &gz);
-    let e = error_of(&[&["snapshots", &path_str(dir.path())][..], &cap[..]].concat(), &[]);
-    assert!(e.contains("v1.gz.metadata.json") && e.contains("max_metadata_bytes"), "{e}");
+    let e = error_of(
+        &[&["snapshots", &path_str(dir.path())][..], &cap[..]].concat(),
+        &[],
+    );
+    assert!(
+        e.contains("v1.gz.metadata.json") && e.contains("max_metadata_bytes"),
+        "{e}"
+    );
     // Without the option the default cap (1 GiB) lets the file through to the JSON parser.
     let e = error_of(&["snapshots", &t], &[]);
     assert!(e.contains("not valid JSON"), "{e}");
@@ -299,7 +316,11 @@ fn a_3_gb_metadata_file_from_an_endpoint_is_refused_without_reading_it() {
         err.contains("v1.metadata.json") && err.contains("max_metadata_bytes"),
         "{err}"
     );
-    assert!(start.elapsed() < Duration::from_secs(30), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        start.elapsed()
+    );
 }
 
 #[test]
@@ -312,30 +333,52 @@ fn version_hint_listing_and_footer_caps() {
     std::fs::write(&hint, text).unwrap();
     let t = path_str(dir.path());
     let e = error_of(&["snapshots", &t], &[]);
-    assert!(e.contains("version-hint.text") && e.contains("max_version_hint_bytes"), "{e}");
+    assert!(
+        e.contains("version-hint.text") && e.contains("max_version_hint_bytes"),
+        "{e}"
+    );
     // More names in metadata/ than the listing cap.
     let base = path_str(&fixtures_dir().join("warehouse/db/v3_basic"));
     let e = error_of(
-        &["snapshots", &base, "--storage-option", "max_listing_entries=3"],
+        &[
+            "snapshots",
+            &base,
+            "--storage-option",
+            "max_listing_entries=3",
+        ],
         &[],
     );
-    assert!(e.contains("max_listing_entries") && e.contains("metadata"), "{e}");
+    assert!(
+        e.contains("max_listing_entries") && e.contains("metadata"),
+        "{e}"
+    );
     // A Puffin footer (a deletion vector's file) and a Parquet footer past the cap: the scan
     // fails naming the file.
     let e = error_of(
         &["cat", &base, "--storage-option", "max_footer_bytes=10"],
         &[],
     );
-    assert!(e.contains(".puffin") && e.contains("footer") && e.contains("max_footer_bytes"), "{e}");
+    assert!(
+        e.contains(".puffin") && e.contains("footer") && e.contains("max_footer_bytes"),
+        "{e}"
+    );
     let cow = path_str(&fixtures_dir().join("warehouse/db/v3_lineage_cow"));
     let e = error_of(
         &["cat", &cow, "--storage-option", "max_footer_bytes=10"],
         &[],
     );
-    assert!(e.contains(".parquet") && e.contains("footer") && e.contains("max_footer_bytes"), "{e}");
+    assert!(
+        e.contains(".parquet") && e.contains("footer") && e.contains("max_footer_bytes"),
+        "{e}"
+    );
     // The caps are positive whole numbers.
     let e = error_of(
-        &["snapshots", &base, "--storage-option", "max_metadata_bytes=0"],
+        &[
+            "snapshots",
+            &base,
+            "--storage-option",
+            "max_metadata_bytes=0",
+        ],
         &[],
     );
     assert!(e.contains("max_metadata_bytes"), "{e}");
@@ -357,14 +400,20 @@ fn ctrl_c_stops_a_command_waiting_on_an_endpoint() {
         .unwrap();
     let start = Instant::now();
     while svc.requests.lock().unwrap().is_empty() {
-        assert!(start.elapsed() < Duration::from_secs(30), "no request was sent");
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "no request was sent"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     let sent = Instant::now();
     // SAFETY: a signal to our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     while child.try_wait().unwrap().is_none() {
-        assert!(sent.elapsed() < Duration::from_secs(10), "Ctrl-C did not stop icefloe");
+        assert!(
+            sent.elapsed() < Duration::from_secs(10),
+            "Ctrl-C did not stop icefloe"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     let status = child.wait().unwrap();
@@ -383,6 +432,9 @@ fn the_mount_refuses_a_looping_history_without_hanging() {
         &[],
     );
     let current = m["current-snapshot-id"].to_string();
-    assert!(e.contains(&format!("snapshot {current} names itself")), "{e}");
+    assert!(
+        e.contains(&format!("snapshot {current} names itself")),
+        "{e}"
+    );
     assert!(!Path::new(&mnt.path().join("x")).exists());
 }

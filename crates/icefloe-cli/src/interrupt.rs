@@ -18,7 +18,9 @@ pub fn watch() -> std::io::Result<()> {
         .enable_all()
         .build()?;
     // Registered before the thread runs, so no Ctrl-C is missed in between.
-    let signal = rt.block_on(async { tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()) })?;
+    let signal = rt.block_on(async {
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+    })?;
     std::thread::Builder::new()
         .name("icefloe-ctrl-c".into())
         .spawn(move || {

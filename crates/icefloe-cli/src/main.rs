@@ -193,9 +193,9 @@ fn main() -> ExitCode {
                 tracing::debug!("Ctrl-C keeps its default effect: {e}");
             }
             tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| anyhow::anyhow!("cannot start runtime: {e}"))
+                .enable_all()
+                .build()
+                .map_err(|e| anyhow::anyhow!("cannot start runtime: {e}"))
                 .and_then(|rt| rt.block_on(run(command, catalog.as_deref())))
         }
     };

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use crate::cache::{get_or_load, Caches};
-use crate::io::locate::{locate_with, MetadataSelection};
 use crate::io::limits::Capped;
+use crate::io::locate::{locate_with, MetadataSelection};
 use crate::io::{Ambient, StorageConfig, TableIo};
 use crate::spec::manifest_list::read_manifest_list;
 use crate::spec::{ManifestFile, RefType, Schema, Snapshot, TableMetadata};

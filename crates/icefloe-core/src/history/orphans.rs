@@ -142,7 +142,8 @@ async fn metadata_files(table: &Table, m: &TableMetadata) -> crate::Result<Vec<S
             }
             let shown = io.shown(f);
             let json = crate::table::parse_json(
-                &io.read_capped(f, crate::io::limits::Capped::Metadata).await?,
+                &io.read_capped(f, crate::io::limits::Capped::Metadata)
+                    .await?,
                 &shown,
                 io.limits(),
             )?;

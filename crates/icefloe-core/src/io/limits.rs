@@ -144,6 +144,9 @@ mod tests {
         }
         let e = Capped::Metadata.too_large("s3://b/t/v1.metadata.json", &l);
         let text = e.to_string();
-        assert!(text.contains("v1.metadata.json") && text.contains("1000"), "{text}");
+        assert!(
+            text.contains("v1.metadata.json") && text.contains("1000"),
+            "{text}"
+        );
     }
 }

@@ -4,9 +4,9 @@
 pub mod avro;
 pub mod config;
 pub mod field_ids;
-pub mod limits;
 pub mod file;
 pub mod footer_cache;
+pub mod limits;
 pub mod locate;
 pub mod location;
 pub mod orc;

@@ -439,7 +439,10 @@ impl TableIo {
         let listing = super::relist::list_with_delimiter(self.store.as_ref(), Some(&prefix))
             .await
             .map_err(|e| crate::Error::from_store(self.display(&prefix), e))?;
-        self.check_listing(&prefix, listing.objects.len() + listing.common_prefixes.len())?;
+        self.check_listing(
+            &prefix,
+            listing.objects.len() + listing.common_prefixes.len(),
+        )?;
         Ok(listing
             .objects
             .into_iter()

@@ -168,7 +168,10 @@ mod tests {
             ))),
         };
         let r = store_reason("s3://b/t", &list);
-        assert!(!r.contains("ASIA") && r.contains("not the storage service"), "{r}");
+        assert!(
+            !r.contains("ASIA") && r.contains("not the storage service"),
+            "{r}"
+        );
         let denied = E::PermissionDenied {
             path: "t".into(),
             source: Box::new(Reply(format!(

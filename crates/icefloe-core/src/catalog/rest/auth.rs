@@ -238,10 +238,10 @@ fn oauth_reason<E: std::error::Error>(
         oauth2::RequestTokenError::ServerResponse(r) => match r.error_description() {
             Some(d) => format!(
                 "{} ({})",
-                crate::io::store_error::excerpt(&r.error().to_string()),
+                crate::io::store_error::excerpt(r.error().as_ref()),
                 crate::io::store_error::excerpt(d)
             ),
-            None => crate::io::store_error::excerpt(&r.error().to_string()),
+            None => crate::io::store_error::excerpt(r.error().as_ref()),
         },
         oauth2::RequestTokenError::Request(e) => format!("cannot reach it: {e}"),
         // Never the body: the token URI may reach a service that is not an OAuth2 server.

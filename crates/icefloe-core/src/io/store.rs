@@ -322,16 +322,20 @@ impl TableIo {
 
     /// Reads a whole file. Errors name the file; a missing file is `Error::NotFound`.
     pub async fn read(&self, written: &str) -> crate::Result<Bytes> {
-        let t = self.target(written)?;
-        super::regular::ensure_regular(&t.path, &t.shown)?;
-        let r = t
-            .store
-            .get(&t.path)
-            .await
-            .map_err(|e| crate::Error::from_store(&t.shown, e))?;
+        let (shown, r) = self.get(written).await?;
         r.bytes()
             .await
-            .map_err(|e| crate::Error::from_store(&t.shown, e))
+            .map_err(|e| crate::Error::from_store(&shown, e))
+    }
+
+    /// Asks for a whole regular file: where it is shown, and the store's answer.
+    async fn get(&self, written: &str) -> crate::Result<(String, object_store::GetResult)> {
+        let t = self.target(written)?;
+        super::regular::ensure_regular(&t.path, &t.shown)?;
+        match t.store.get(&t.path).await {
+            Ok(r) => Ok((t.shown, r)),
+            Err(e) => Err(crate::Error::from_store(&t.shown, e)),
+        }
     }
 
     /// Reads a whole file of kind `kind`, at most its cap ([`ReadLimits`]): a file whose size
@@ -341,32 +345,26 @@ impl TableIo {
     pub async fn read_capped(&self, written: &str, kind: Capped) -> crate::Result<Bytes> {
         use futures::StreamExt;
         let (cap, _) = kind.limit(&self.limits);
-        let t = self.target(written)?;
-        super::regular::ensure_regular(&t.path, &t.shown)?;
-        let r = t
-            .store
-            .get(&t.path)
-            .await
-            .map_err(|e| crate::Error::from_store(&t.shown, e))?;
+        let (shown, r) = self.get(written).await?;
         if r.meta.size > cap {
-            return Err(kind.too_large(&t.shown, &self.limits));
+            return Err(kind.too_large(&shown, &self.limits));
         }
         // A local file's size is the file system's own: read it whole, as `read` does.
         if matches!(r.payload, object_store::GetResultPayload::File(..)) {
             return r
                 .bytes()
                 .await
-                .map_err(|e| crate::Error::from_store(&t.shown, e));
+                .map_err(|e| crate::Error::from_store(&shown, e));
         }
         let mut buf = Vec::with_capacity(r.meta.size as usize);
         let mut body = r.into_stream();
         while let Some(chunk) = body.next().await {
-            let chunk = chunk.map_err(|e| crate::Error::from_store(&t.shown, e))?;
+            let chunk = chunk.map_err(|e| crate::Error::from_store(&shown, e))?;
             if (buf.len() + chunk.len()) as u64 > cap {
-                return Err(kind.too_large(&t.shown, &self.limits));
+                return Err(kind.too_large(&shown, &self.limits));
             }
             buf.extend_from_slice(&chunk);
-            crate::cancel::check(|| format!("reading {}", t.shown))?;
+            crate::cancel::check(|| format!("reading {}", shown))?;
         }
         Ok(Bytes::from(buf))
     }

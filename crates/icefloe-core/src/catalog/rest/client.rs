@@ -3,7 +3,6 @@
 //! on 5xx and connection failures, and each error answer turned into one line that names the
 //! catalog and what was asked about.
 
-use crate::io::store_error::{excerpt, json_reason};
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
@@ -13,6 +12,7 @@ use super::auth::Auth;
 use super::config::RestConfig;
 use super::wire::ErrorModel;
 use crate::catalog::{Namespace, TableIdent};
+use crate::io::store_error::{excerpt, json_reason};
 
 /// Retries after a 5xx answer or a failed connection, with 100, 200, 400 ms between tries.
 const SERVER_RETRIES: u32 = 3;

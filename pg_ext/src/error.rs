@@ -118,6 +118,8 @@ impl FdwError {
                 E::CatalogAuth { .. } => {
                     PgSqlErrorCode::ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION
                 }
+                E::TooLarge { .. } => PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
+                E::Cancelled { .. } => PgSqlErrorCode::ERRCODE_QUERY_CANCELED,
             },
             FdwError::UnknownOption { .. }
             | FdwError::MisplacedSecret { .. }
@@ -139,6 +141,11 @@ impl FdwError {
     /// Raises this error as a Postgres ERROR (unwinds Rust frames first, so state held by
     /// the caller is dropped).
     pub fn report(self) -> ! {
+        if matches!(self, FdwError::Core(icefloe_core::Error::Cancelled { .. })) {
+            // The core stopped because Postgres has a cancel or termination pending: let
+            // Postgres raise its own error (statement timeout, user request, termination).
+            pgrx::check_for_interrupts!();
+        }
         let code = self.sqlstate();
         ErrorReport::new(code, self.to_string(), "icefloe_fdw").report(PgLogLevel::ERROR);
         unreachable!("ERROR does not return")

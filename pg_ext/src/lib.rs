@@ -44,8 +44,17 @@ use error::OrReport;
 /// Called once per backend when the library loads: registers the GUCs and callbacks.
 #[pg_guard]
 pub extern "C-unwind" fn _PG_init() {
+    // pgrx gives an ERROR that passes one of the wrapper's guarded hooks (ANALYZE's passes the
+    // ProcessUtility hook), and a Rust panic, a DETAIL holding a backtrace captured by
+    // `std::backtrace::Backtrace::capture`, with build paths, whenever the postmaster runs
+    // with RUST_BACKTRACE set. RUST_LIB_BACKTRACE=0 disables those captures (std reads it at
+    // the first capture), so no client sees one; the panic hook's own output, which goes to
+    // the server log, is left as it is. The backend is still one thread here, so setting a
+    // variable is sound.
+    std::env::set_var("RUST_LIB_BACKTRACE", "0");
     pin::init();
     settings::init();
+    icefloe_core::cancel::set_hook(runtime::cancel_pending);
     analyze_metrics::init();
 }
 

@@ -48,6 +48,19 @@ pub const ENDPOINT_SETTINGS: &[&str] = &[
     "azure_storage_account_name",
     "google_bucket",
 ];
+/// Server options that choose a network destination (a host, a port, plain HTTP): a
+/// non-superuser may set them only to a destination that `icefloe.allowed_endpoints` lists
+/// ([`check_destinations`]). Without the rule, any role with USAGE on the wrapper could make
+/// backends send requests to internal HTTP services (an instance's metadata endpoint).
+pub const DESTINATION_OPTIONS: &[&str] = &[
+    "aws_endpoint",
+    "aws_allow_http",
+    "catalog_uri",
+    "oauth2_server_uri",
+];
+/// Server options that become part of a host name (`s3.<region>.amazonaws.com`,
+/// `<account>.blob.core.windows.net`): only names of the characters such names have.
+const HOST_PART_OPTIONS: &[&str] = &["aws_region", "azure_storage_account_name", "google_bucket"];
 /// Storage secrets: allowed only on user mappings.
 pub const STORAGE_SECRETS: &[&str] = &[
     "aws_access_key_id",
@@ -292,6 +305,7 @@ pub fn validate(opts: &OptionList, target: OptionTarget) -> Result<(), FdwError>
                 check_local_access(w, "warehouse", user)?;
             }
             check_open_options(opts, user)?;
+            check_destinations(opts, superuser, &crate::settings::allowed_endpoints())?;
             if ambient_credentials(opts)? && !superuser {
                 return Err(FdwError::Permission(
                     "only superusers may set ambient_credentials 'true': it lends the server machine's own cloud credentials to every user of the server".into(),
@@ -327,6 +341,80 @@ pub fn validate(opts: &OptionList, target: OptionTarget) -> Result<(), FdwError>
         _ => {}
     }
     Ok(())
+}
+
+/// The network-destination rule for a server's options: a superuser may point a server
+/// anywhere; another role only at a destination on the `allowed` list (URL prefixes, from
+/// `icefloe.allowed_endpoints`), and `aws_allow_http` only with such an `aws_endpoint`. Host
+/// name parts (region, account, bucket) must look like such names whoever sets them.
+pub fn check_destinations(
+    opts: &OptionList,
+    superuser: bool,
+    allowed: &[String],
+) -> Result<(), FdwError> {
+    for name in HOST_PART_OPTIONS {
+        if let Some(v) = get(opts, name) {
+            let ok = v
+                .trim()
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.' || c == '_');
+            if !ok {
+                return Err(FdwError::BadOption {
+                    name: name.to_string(),
+                    reason: format!(
+                        "{v:?} is not a name of letters, digits, '-', '.' and '_' (it becomes part of a host name)"
+                    ),
+                });
+            }
+        }
+    }
+    if superuser {
+        return Ok(());
+    }
+    for name in DESTINATION_OPTIONS {
+        let Some(v) = get(opts, name) else { continue };
+        let dest = if *name == "aws_allow_http" {
+            match get(opts, "aws_endpoint") {
+                Some(e) => e,
+                None if !parse_bool(name, v)? => continue,
+                None => {
+                    return Err(FdwError::Permission(
+                        "only superusers may set aws_allow_http 'true' without an aws_endpoint that icefloe.allowed_endpoints lists".into(),
+                    ))
+                }
+            }
+        } else {
+            v
+        };
+        if !allowed.iter().any(|a| endpoint_allowed(dest, a)) {
+            return Err(FdwError::Permission(format!(
+                "only superusers may set option \"{name}\" to {dest:?}: it chooses where backends send requests; a superuser may list the destination in icefloe.allowed_endpoints (now {})",
+                if allowed.is_empty() { "empty".to_string() } else { format!("{:?}", allowed.join(",")) }
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Whether URL `dest` lies under allowed prefix `prefix`: the same scheme, host and port,
+/// and a path below the prefix's path (compared after URL parsing, so that no spelling of
+/// another host, such as `http://allowed@evil/` or a trailing dot, passes).
+pub fn endpoint_allowed(dest: &str, prefix: &str) -> bool {
+    let (Ok(d), Ok(p)) = (url::Url::parse(dest.trim()), url::Url::parse(prefix.trim())) else {
+        return false;
+    };
+    if !d.username().is_empty() || d.password().is_some() {
+        return false;
+    }
+    let dir = |u: &url::Url| {
+        let path = u.path().trim_end_matches('/');
+        format!("{path}/")
+    };
+    d.scheme() == p.scheme()
+        && d.host_str().is_some()
+        && d.host_str() == p.host_str()
+        && d.port_or_known_default() == p.port_or_known_default()
+        && dir(&d).starts_with(&dir(&p))
 }
 
 /// Whether a server's options name a REST catalog (`catalog_uri`).
@@ -686,10 +774,13 @@ fn storage_options(server: &OptionList, mapping: &OptionList) -> OptionList {
 /// lends them, the postmaster's ambient credentials (its own `AWS_*`, `AZURE_*`, `GOOGLE_*`
 /// variables and the machine's) for the table's own store only.
 pub fn storage_config(r: &Resolved) -> StorageConfig {
+    // The caps on files read whole are the superuser's settings, never a server's options.
+    let mut options = r.storage.clone();
+    options.extend(crate::settings::limit_options());
     if r.ambient {
-        StorageConfig::new(r.storage.clone(), Ambient::TableOnly).with_ambient_env(std::env::vars())
+        StorageConfig::new(options, Ambient::TableOnly).with_ambient_env(std::env::vars())
     } else {
-        StorageConfig::new(r.storage.clone(), Ambient::Refuse)
+        StorageConfig::new(options, Ambient::Refuse)
     }
 }
 

@@ -39,6 +39,19 @@ fn new_runtime() -> Result<Runtime, FdwError> {
         .map_err(|e| FdwError::Runtime(e.to_string()))
 }
 
+/// Whether Postgres has a query cancel (`pg_cancel_backend`, `statement_timeout`) or a
+/// termination pending: its signal handlers set these flags on the backend's thread; any
+/// thread may read them (the core's cancel hook, [`icefloe_core::cancel`], asks this in its
+/// long loops, so that a scan that never waits stops too). The ERROR itself is raised by
+/// `CHECK_FOR_INTERRUPTS` on the backend's thread ([`crate::error::FdwError::report`]).
+pub fn cancel_pending() -> bool {
+    // SAFETY: reads of two `volatile sig_atomic_t` globals, as Postgres' own code does.
+    unsafe {
+        std::ptr::read_volatile(std::ptr::addr_of!(pgrx::pg_sys::QueryCancelPending)) != 0
+            || std::ptr::read_volatile(std::ptr::addr_of!(pgrx::pg_sys::ProcDiePending)) != 0
+    }
+}
+
 /// Runs `f` to completion on the backend's runtime.
 pub fn block_on<F: Future>(f: F) -> Result<F::Output, FdwError> {
     RUNTIME.with(|cell| {

@@ -1,5 +1,8 @@
-//! The wrapper's GUCs for memory and I/O: the size of a backend's caches and how many files a
-//! scan reads at once (`icefloe.snapshot_pinning` is in [`crate::pin`]).
+//! The wrapper's GUCs for memory and I/O: the size of a backend's caches, how many files a
+//! scan reads at once, the caps on files read whole, and which network destinations servers
+//! of non-superusers may name (`icefloe.snapshot_pinning` is in [`crate::pin`]).
+
+use std::ffi::CString;
 
 use pgrx::{GucContext, GucFlags, GucRegistry, GucSetting};
 
@@ -9,6 +12,84 @@ pub static CACHE_SIZE_MB: GucSetting<i32> = GucSetting::<i32>::new(256);
 pub static SCAN_CONCURRENCY: GucSetting<i32> = GucSetting::<i32>::new(0);
 /// `icefloe.parallel_split_rows`: the most rows of one unit of a parallel scan.
 pub static PARALLEL_SPLIT_ROWS: GucSetting<i32> = GucSetting::<i32>::new(1 << 20);
+
+/// `icefloe.allowed_endpoints`: URL prefixes servers of non-superusers may point at.
+pub static ALLOWED_ENDPOINTS: GucSetting<Option<CString>> =
+    GucSetting::<Option<CString>>::new(None);
+
+/// The caps on files read whole (the core's [`icefloe_core::io::ReadLimits`]): the GUC, its
+/// core storage option, and its unit (KB, or names for a listing). Only superusers set them.
+struct Cap {
+    guc: &'static std::ffi::CStr,
+    option: &'static str,
+    setting: GucSetting<i32>,
+    short: &'static std::ffi::CStr,
+    kb: bool,
+}
+
+static CAPS: [Cap; 5] = [
+    Cap {
+        guc: c"icefloe.max_metadata_size",
+        option: "max_metadata_bytes",
+        setting: GucSetting::<i32>::new(1 << 20),
+        short: c"The largest table metadata file a backend reads (also after gzip decompression).",
+        kb: true,
+    },
+    Cap {
+        guc: c"icefloe.max_manifest_size",
+        option: "max_manifest_bytes",
+        setting: GucSetting::<i32>::new(1 << 20),
+        short: c"The largest manifest list or manifest a backend reads.",
+        kb: true,
+    },
+    Cap {
+        guc: c"icefloe.max_footer_size",
+        option: "max_footer_bytes",
+        setting: GucSetting::<i32>::new(256 << 10),
+        short: c"The largest Parquet or Puffin footer a backend reads.",
+        kb: true,
+    },
+    Cap {
+        guc: c"icefloe.max_version_hint_size",
+        option: "max_version_hint_bytes",
+        setting: GucSetting::<i32>::new(1 << 10),
+        short: c"The largest metadata/version-hint.text a backend reads.",
+        kb: true,
+    },
+    Cap {
+        guc: c"icefloe.max_listing_entries",
+        option: "max_listing_entries",
+        setting: GucSetting::<i32>::new(1_000_000),
+        short: c"The most names one directory listing (a table's metadata/, a namespace) may hold.",
+        kb: false,
+    },
+];
+
+/// The caps as the core's storage options (bytes, or names).
+pub fn limit_options() -> Vec<(String, String)> {
+    CAPS.iter()
+        .map(|c| {
+            let v = c.setting.get().max(1) as u64;
+            let v = if c.kb { v << 10 } else { v };
+            (c.option.to_string(), v.to_string())
+        })
+        .collect()
+}
+
+/// The URL prefixes of `icefloe.allowed_endpoints` (comma-separated).
+pub fn allowed_endpoints() -> Vec<String> {
+    ALLOWED_ENDPOINTS
+        .get()
+        .map(|v| {
+            v.to_string_lossy()
+                .split(',')
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
 
 /// The most row positions of one unit of a parallel scan (larger files are split).
 pub fn parallel_split_rows() -> u64 {
@@ -28,6 +109,30 @@ pub fn scan_concurrency() -> Option<usize> {
 
 /// Registers the GUCs (from `_PG_init`).
 pub fn init() {
+    GucRegistry::define_string_guc(
+        c"icefloe.allowed_endpoints",
+        c"URL prefixes that servers created or altered by non-superusers may name as aws_endpoint, catalog_uri or oauth2_server_uri.",
+        c"Comma-separated, such as 'https://minio.example.com:9000/'. Empty (the default): only superusers may choose where backends send requests.",
+        &ALLOWED_ENDPOINTS,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
+    for c in &CAPS {
+        GucRegistry::define_int_guc(
+            c.guc,
+            c.short,
+            c"Past it the read stops with an error naming the file and this setting.",
+            &c.setting,
+            1,
+            i32::MAX,
+            GucContext::Suset,
+            if c.kb {
+                GucFlags::UNIT_KB
+            } else {
+                GucFlags::default()
+            },
+        );
+    }
     GucRegistry::define_int_guc(
         c"icefloe.cache_size",
         c"Memory for a backend's caches of Iceberg metadata, manifests and deletes.",

@@ -878,7 +878,9 @@ def endpoints_and_ambient_credentials_belong_to_the_server_owner():
     local files are superuser only."""
     roles("steer")
     psql("GRANT USAGE ON FOREIGN DATA WRAPPER icefloe TO steer")
-    psql("CREATE SERVER steer_s3 FOREIGN DATA WRAPPER icefloe OPTIONS (warehouse 's3://b/w', aws_endpoint 'http://127.0.0.1:9')", user="steer")
+    # A superuser chooses the endpoint (network destinations rule) and hands the server over.
+    psql("CREATE SERVER steer_s3 FOREIGN DATA WRAPPER icefloe OPTIONS (warehouse 's3://b/w', aws_endpoint 'http://127.0.0.1:9');"
+         "ALTER SERVER steer_s3 OWNER TO steer")
     for opt in ["aws_endpoint 'http://169.254.169.254'", "aws_allow_http 'true'", "aws_region 'us-east-1'", "warehouse 's3://other'"]:
         expect_error(f"CREATE USER MAPPING FOR steer SERVER steer_s3 OPTIONS ({opt})", sqlstate="HV00D", contains="SERVER", user="steer")
     expect_error("CREATE SERVER steer_amb FOREIGN DATA WRAPPER icefloe OPTIONS (warehouse 's3://b/w', ambient_credentials 'true')",
@@ -2218,6 +2220,346 @@ def lineage_functions_apply_a_scans_checks():
 
 
 # ---------------------------------------------------------------------------------------------
+
+
+# ---------------------------------------------------------------------------------------------
+# hostile metadata and endpoints, as a role with USAGE on the wrapper and nothing more
+
+
+SECRET_REPLY = '{"Code": "Success", "AccessKeyId": "ASIASECRETKEY", "SecretAccessKey": "hush-hush"}'
+
+
+class FakeS3:
+    """A loopback HTTP server answering as S3 (ListObjectsV2, GET, HEAD) from a dict of
+    objects; `answer(method, path)` may override any reply with (status, body) or
+    (status, None, n) for n bytes of spaces, streamed. Stands in for a hostile endpoint or an
+    internal service."""
+
+    def __init__(self, objects=None, answer=None):
+        import http.server
+        from urllib.parse import urlparse, parse_qs, unquote
+        from xml.sax.saxutils import escape
+        objects = self.objects = dict(objects or {})
+        reqs = self.requests = []
+
+        class H(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def reply(self, status, body=b"", spaces=None, ctype="application/json"):
+                self.send_response(status)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(spaces if spaces is not None else len(body)))
+                self.end_headers()
+                if self.command == "HEAD":
+                    return
+                try:
+                    if spaces is None:
+                        self.wfile.write(body)
+                    else:
+                        chunk = b" " * 65536
+                        left = spaces
+                        while left > 0:
+                            self.wfile.write(chunk[:min(left, len(chunk))])
+                            left -= min(left, len(chunk))
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+            def do_GET(self):
+                reqs.append(f"{self.command} {self.path}")
+                if answer:
+                    a = answer(self.command, self.path)
+                    if a is not None:
+                        body = a[1].encode() if isinstance(a[1], str) else (a[1] or b"")
+                        return self.reply(a[0], body, a[2] if len(a) > 2 else None)
+                u = urlparse(self.path)
+                q = parse_qs(u.query)
+                parts = unquote(u.path).lstrip("/").split("/", 1)
+                bucket, key = parts[0], parts[1] if len(parts) > 1 else ""
+                if "list-type" in q:
+                    prefix = q.get("prefix", [""])[0]
+                    delim = q.get("delimiter", [None])[0]
+                    keys, dirs = [], set()
+                    for k in sorted(objects):
+                        b, _, rest = k.partition("/")
+                        if b != bucket or not rest.startswith(prefix):
+                            continue
+                        tail = rest[len(prefix):]
+                        if delim and delim in tail:
+                            dirs.add(prefix + tail.split(delim)[0] + delim)
+                        else:
+                            keys.append(rest)
+                    xml = ["<?xml version=\"1.0\" encoding=\"UTF-8\"?><ListBucketResult>",
+                           f"<Name>{bucket}</Name><Prefix>{escape(prefix)}</Prefix><KeyCount>{len(keys)}</KeyCount><IsTruncated>false</IsTruncated>"]
+                    for k in keys:
+                        size = objects[bucket + "/" + k]
+                        size = size[1] if isinstance(size, tuple) else len(size)
+                        xml.append(f"<Contents><Key>{escape(k)}</Key><LastModified>2026-01-01T00:00:00.000Z</LastModified>"
+                                   f"<ETag>\"e\"</ETag><Size>{size}</Size></Contents>")
+                    for d in sorted(dirs):
+                        xml.append(f"<CommonPrefixes><Prefix>{escape(d)}</Prefix></CommonPrefixes>")
+                    xml.append("</ListBucketResult>")
+                    return self.reply(200, "".join(xml).encode(), ctype="application/xml")
+                obj = objects.get(bucket + "/" + key)
+                if obj is None:
+                    return self.reply(404, b"<Error><Code>NoSuchKey</Code></Error>", ctype="application/xml")
+                if isinstance(obj, tuple):
+                    return self.reply(200, spaces=obj[1], ctype="application/octet-stream")
+                rng = self.headers.get("Range")
+                if rng and rng.startswith("bytes="):
+                    a, _, b = rng[6:].partition("-")
+                    if a == "":
+                        start, end = max(0, len(obj) - int(b)), len(obj) - 1
+                    else:
+                        start, end = int(a), min(int(b) if b else len(obj) - 1, len(obj) - 1)
+                    self.send_response(206)
+                    self.send_header("Content-Range", f"bytes {start}-{end}/{len(obj)}")
+                    self.send_header("Content-Length", str(end - start + 1))
+                    self.end_headers()
+                    try:
+                        self.wfile.write(obj[start:end + 1])
+                    except (BrokenPipeError, ConnectionResetError):
+                        pass
+                    return
+                return self.reply(200, obj, ctype="application/octet-stream")
+
+            do_HEAD = do_GET
+
+            def log_message(self, *a):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.port = self.httpd.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def put_table(self, src, key_prefix, edit=None):
+        """Copies the table at `src` under `key_prefix`, its current metadata `edit`ed."""
+        meta = os.path.join(src, "metadata")
+        v = open(os.path.join(meta, "version-hint.text")).read().strip()
+        for d, _, files in os.walk(src):
+            for f in files:
+                path = os.path.join(d, f)
+                data = open(path, "rb").read()
+                if edit and path == os.path.join(meta, f"v{v}.metadata.json"):
+                    m = json.loads(data)
+                    edit(m)
+                    data = json.dumps(m).encode()
+                self.objects[key_prefix + "/" + os.path.relpath(path, src)] = data
+
+    def close(self):
+        self.httpd.shutdown()
+
+
+def s3_server(name, url, owner_roles=()):
+    psql(f"DROP SERVER IF EXISTS {name} CASCADE; CREATE SERVER {name} FOREIGN DATA WRAPPER icefloe OPTIONS "
+         f"(warehouse 's3://lake/wh', aws_endpoint '{url}', aws_allow_http 'true', aws_region 'us-east-1');"
+         + "".join(f"GRANT USAGE ON FOREIGN SERVER {name} TO {r};" for r in owner_roles))
+
+
+def self_parent(m):
+    s = m["snapshots"][-1]
+    s["parent-snapshot-id"] = s["snapshot-id"]
+
+
+@test
+def a_history_that_loops_is_refused_at_once_for_everyone():
+    """A current snapshot that names itself as parent: every read is an error naming it,
+    at once (the change feed, time travel without a snapshot log, the snapshot list), for an
+    unprivileged role and a superuser alike; a longer loop names its snapshots."""
+    roles("eve")
+    s3 = FakeS3()
+    try:
+        src = os.path.join(ARGS.warehouse, "db", "v3_lineage")
+        s3.put_table(src, "lake/wh/db/selfpar", self_parent)
+
+        def no_log(m):
+            self_parent(m)
+            m["snapshot-log"] = []
+
+        s3.put_table(src, "lake/wh/db/nolog", no_log)
+
+        def loop(m):
+            m["snapshots"][1]["parent-snapshot-id"] = m["snapshots"][3]["snapshot-id"]
+
+        s3.put_table(src, "lake/wh/db/loop", loop)
+        m = json.load(open(os.path.join(src, "metadata", f"v{open(os.path.join(src, 'metadata', 'version-hint.text')).read().strip()}.metadata.json")))
+        cur, first = m["current-snapshot-id"], m["snapshots"][0]["snapshot-id"]
+        ts = m["snapshots"][2]["timestamp-ms"]
+        s3_server("hist", s3.url, ["eve"])
+        psql("CREATE FOREIGN TABLE public.nolog_t (id bigint) SERVER hist OPTIONS (\"table\" 'db.nolog', as_of '%d');"
+             "GRANT SELECT ON public.nolog_t TO eve" % ts)
+        want = f"snapshot {cur} names itself as parent-snapshot-id"
+        for user in ["eve", None]:
+            for q in [f"SELECT count(*) FROM icefloe_snapshots('db.selfpar', 'hist')",
+                      f"SELECT count(*) FROM icefloe_changes('db.selfpar', {first}, {cur}, server => 'hist') AS c(_row_id bigint)",
+                      "SELECT count(*) FROM public.nolog_t"]:
+                t0 = time.time()
+                expect_error("SET statement_timeout = '60s';" + q, sqlstate="XX001", contains=want, user=user)
+                assert time.time() - t0 < 10, (q, time.time() - t0)
+        e = expect_error("SELECT count(*) FROM icefloe_snapshots('db.loop', 'hist')", contains="loops back", user="eve")
+        for s in m["snapshots"][1:4]:
+            assert str(s["snapshot-id"]) in e, e
+    finally:
+        s3.close()
+        psql("DROP SERVER IF EXISTS hist CASCADE")
+
+
+@test
+def a_long_scan_stops_within_a_second_on_timeout_and_cancel():
+    """statement_timeout and pg_cancel_backend end a long scan within a second of firing."""
+    sql = ("SET enable_hashjoin = off; SET enable_mergejoin = off; SET enable_material = off; "
+           "SELECT count(*) FROM generate_series(1, 100000) gs(n), cur.v3_dv_large t WHERE t.id = gs.n")
+    t0 = time.time()
+    expect_error("SET statement_timeout = '1s';" + sql, sqlstate="57014")
+    took = time.time() - t0
+    assert took < 2.0, f"a 1 s statement_timeout ended the scan after {took:.2f}s"
+    result = {}
+
+    def victim():
+        try:
+            psql(sql + " /* victim */")
+        except SqlError as e:
+            result["err"] = e
+
+    th = threading.Thread(target=victim)
+    th.start()
+    for _ in range(300):
+        out = psql("SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%/* victim */%' "
+                   "AND pid <> pg_backend_pid()")
+        if int(out.strip() or 0) > 0:
+            break
+        time.sleep(0.1)
+    time.sleep(0.5)
+    t0 = time.time()
+    psql("SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE '%/* victim */%' AND pid <> pg_backend_pid()")
+    th.join(30)
+    took = time.time() - t0
+    assert not th.is_alive(), "scan did not stop after pg_cancel_backend"
+    assert result.get("err") is not None and result["err"].sqlstate == "57014", result
+    assert took < 1.0, f"pg_cancel_backend ended the scan after {took:.2f}s"
+
+
+@test
+def network_destinations_need_a_superuser_or_the_allow_list():
+    """aws_endpoint, aws_allow_http, catalog_uri and oauth2_server_uri choose where backends
+    send requests: a role with USAGE on the wrapper may not set them (CREATE or ALTER SERVER)
+    unless icefloe.allowed_endpoints, which only a superuser sets, lists the destination."""
+    roles("eve")
+    psql("GRANT USAGE ON FOREIGN DATA WRAPPER icefloe TO eve")
+    for opts in ["warehouse 's3://b/w', aws_endpoint 'http://169.254.169.254/latest/meta-data'",
+                 "warehouse 's3://b/w', aws_allow_http 'true'",
+                 "catalog_uri 'http://169.254.169.254/'",
+                 "catalog_uri 'http://127.0.0.1:9/', oauth2_server_uri 'http://169.254.169.254/token'"]:
+        expect_error(f"CREATE SERVER e_s FOREIGN DATA WRAPPER icefloe OPTIONS ({opts})", sqlstate="42501",
+                     contains="superuser", user="eve")
+    psql("CREATE SERVER e_own FOREIGN DATA WRAPPER icefloe OPTIONS (warehouse 's3://b/w')", user="eve")
+    expect_error("ALTER SERVER e_own OPTIONS (ADD aws_endpoint 'http://169.254.169.254')", sqlstate="42501", user="eve")
+    expect_error("ALTER SERVER e_own OPTIONS (ADD aws_region 'x.169.254.169.254/')", sqlstate="HV024", user="eve")
+    # (The library is loaded first: before that, SET makes a placeholder, checked on load.)
+    expect_error("SELECT icefloe_fdw_validator('{}'::text[], 0); SET icefloe.allowed_endpoints = 'http://169.254.169.254/'",
+                 sqlstate="42501", user="eve")
+    try:
+        # ALTER SYSTEM knows the setting once the library is loaded in the session.
+        psql("SELECT icefloe_fdw_validator('{}'::text[], 0);"
+             "ALTER SYSTEM SET icefloe.allowed_endpoints = 'http://127.0.0.1:9/s3/'; SELECT pg_reload_conf()")
+        time.sleep(0.5)
+        psql("ALTER SERVER e_own OPTIONS (ADD aws_endpoint 'http://127.0.0.1:9/s3/', aws_allow_http 'true')", user="eve")
+        for bad in ["http://127.0.0.1:9/other", "http://127.0.0.1:90/s3/", "http://127.0.0.1:9@169.254.169.254/s3/",
+                    "https://127.0.0.1:9/s3/", "http://127.0.0.1.nip.io:9/s3/"]:
+            expect_error(f"ALTER SERVER e_own OPTIONS (SET aws_endpoint '{bad}')", sqlstate="42501", user="eve")
+    finally:
+        psql("SELECT icefloe_fdw_validator('{}'::text[], 0);"
+             "ALTER SYSTEM RESET icefloe.allowed_endpoints; SELECT pg_reload_conf()")
+        psql("DROP SERVER IF EXISTS e_own CASCADE")
+    # A superuser may point a server anywhere.
+    psql("CREATE SERVER su_any FOREIGN DATA WRAPPER icefloe OPTIONS (warehouse 's3://b/w', aws_endpoint 'http://10.0.0.1'); DROP SERVER su_any")
+
+
+@test
+def internal_service_replies_never_reach_errors():
+    """Storage and catalog endpoints that answer with an internal service's reply (200 with
+    credentials JSON, 403, 500): the error has the status, the operation and the object,
+    never the reply's text, for the role reading through the server."""
+    roles("eve")
+    for status in [200, 403, 500]:
+        svc = FakeS3(answer=lambda method, path, status=status: (status, SECRET_REPLY))
+        try:
+            servers = []
+            if status != 500:  # object_store retries a 500 for minutes: the CLI tests cover it
+                s3_server("svc_s3", svc.url, ["eve"])
+                servers.append("SELECT count(*) FROM icefloe_snapshots('s3://b/t', 'svc_s3')")
+                psql("ALTER SERVER svc_s3 OPTIONS (ADD aws_virtual_hosted_style_request 'true')")
+                servers.append("SELECT count(*) FROM icefloe_snapshots('s3://b/t', 'svc_s3')")
+            psql(f"DROP SERVER IF EXISTS svc_rest CASCADE; CREATE SERVER svc_rest FOREIGN DATA WRAPPER icefloe "
+                 f"OPTIONS (catalog_uri '{svc.url}/latest/meta-data'); GRANT USAGE ON FOREIGN SERVER svc_rest TO eve;"
+                 "CREATE USER MAPPING FOR eve SERVER svc_rest OPTIONS (token 't')")
+            servers.append("SELECT count(*) FROM icefloe_snapshots('db.t', 'svc_rest')")
+            for q in servers:
+                e = expect_error("SET statement_timeout = '60s';" + q, user="eve")
+                assert "ASIASECRET" not in e and "hush" not in e and "AccessKeyId" not in e, (status, q, e)
+                if status != 200:
+                    assert f"HTTP {status}" in e, (status, q, e)
+            assert svc.requests, "no request reached the service"
+        finally:
+            svc.close()
+            psql("DROP SERVER IF EXISTS svc_s3 CASCADE; DROP SERVER IF EXISTS svc_rest CASCADE")
+
+
+def backend_peak_kb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmHWM")
+
+
+@test
+def an_oversized_metadata_file_fails_under_its_cap():
+    """A 3 GB metadata file (spaces) fails at once under the default cap; a 200 MB one under
+    a 16 MB cap, with the backend's peak memory near the cap; the error names the file and the
+    setting. Only a superuser changes the cap."""
+    roles("eve")
+    s3 = FakeS3({"lake/wh/db/big/metadata/v1.metadata.json": ("spaces", 3_000_000_000),
+                 "lake/wh/db/mid/metadata/v1.metadata.json": ("spaces", 200_000_000)})
+    try:
+        s3_server("big", s3.url, ["eve"])
+        e = expect_error("SELECT count(*) FROM icefloe_snapshots('db.big', 'big')", sqlstate="54000",
+                         contains=["v1.metadata.json", "max_metadata_bytes"], user="eve")
+        expect_error("SELECT icefloe_fdw_validator('{}'::text[], 0); SET icefloe.max_metadata_size = '1GB'",
+                     sqlstate="42501", user="eve")
+        # One session: the cap set by the superuser, the read as eve, then the peak memory.
+        script = ("SELECT pg_backend_pid();\nSET icefloe.max_metadata_size = '16MB';\nSET ROLE eve;\n"
+                  "SELECT count(*) FROM icefloe_snapshots('db.mid', 'big');\nRESET ROLE;\nSELECT 'done';\n")
+        cmd = ["psql", "-X", "-q", "-A", "-t", "-h", ARGS.host, "-p", str(ARGS.port), "-U", ARGS.user, "-d", "icefloe_regress"]
+        p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=PG_ENV)
+        p.stdin.write(script + "SELECT pg_sleep(30);\n")
+        p.stdin.flush()
+        pid = int(p.stdout.readline().strip())
+        assert p.stdout.readline().strip() == "done"
+        peak = backend_peak_kb(pid)
+        p.kill()
+        _, err = p.communicate()
+        assert "max_metadata_bytes" in err and "16777216" in err, err
+        assert peak < 160 * 1024, f"backend peak {peak} kB reading a 200 MB file under a 16 MB cap"
+    finally:
+        s3.close()
+        psql("DROP SERVER IF EXISTS big CASCADE")
+
+
+@test
+def analyze_refusal_has_no_backtrace():
+    """ANALYZE of a table its owner may not read: one message, no backtrace, no build paths."""
+    roles("eve")
+    path = os.path.join(ARGS.warehouse, "db", "v3_basic")
+    psql(f"DROP FOREIGN TABLE IF EXISTS public.an_t; CREATE FOREIGN TABLE public.an_t (id bigint) SERVER lake "
+         f"OPTIONS (location '{path}'); ALTER FOREIGN TABLE public.an_t OWNER TO eve")
+    try:
+        for user in [None, "eve"]:
+            e = expect_error("ANALYZE public.an_t", sqlstate="42501", contains="pg_read_server_files", user=user)
+            assert "DETAIL" not in e and "backtrace" not in e.lower() and "/.cargo/" not in e and "rustc" not in e, e
+            assert len(e.splitlines()) <= 3, e
+    finally:
+        psql("DROP FOREIGN TABLE IF EXISTS public.an_t")
 
 
 def setup():

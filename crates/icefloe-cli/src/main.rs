@@ -10,6 +10,7 @@ mod describe;
 mod filter;
 mod generate;
 mod history;
+mod interrupt;
 mod mount;
 mod open;
 mod orphans;
@@ -187,15 +188,24 @@ fn main() -> ExitCode {
         Command::Mount(args) => mount::mount(args, catalog.as_deref()),
         Command::Completions { shell } => generate::completions(shell),
         Command::Man { dir } => generate::man(dir.as_deref()),
-        command => tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| anyhow::anyhow!("cannot start runtime: {e}"))
-            .and_then(|rt| rt.block_on(run(command, catalog.as_deref()))),
+        command => {
+            if let Err(e) = interrupt::watch() {
+                tracing::debug!("Ctrl-C keeps its default effect: {e}");
+            }
+            tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| anyhow::anyhow!("cannot start runtime: {e}"))
+                .and_then(|rt| rt.block_on(run(command, catalog.as_deref())))
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if report::is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) if interrupt::is_cancelled(&e) => {
+            eprintln!("icefloe: {}", report::message(&e));
+            ExitCode::from(interrupt::EXIT_INTERRUPTED)
+        }
         Err(e) => {
             eprintln!("icefloe: {}", report::message(&e));
             ExitCode::FAILURE

@@ -10,20 +10,28 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// of these stops and reports it rather than returning rows that might be wrong.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// A file the metadata refers to does not exist in storage.
-    #[error("missing file {path}: {source}")]
-    NotFound {
+    /// A file the metadata refers to does not exist in storage. `reason` is what the store
+    /// said, without any reply body ([`crate::io::store_error`]).
+    #[error("missing file {path}: {reason}")]
+    NotFound { path: String, reason: String },
+    /// Storage answered with an error other than "not found": the operation, the HTTP status
+    /// and the kind of failure, never the reply's body ([`crate::io::store_error`]).
+    #[error("cannot read {path}: {reason}")]
+    Io { path: String, reason: String },
+    /// A file larger than the reader's cap for its kind ([`crate::io::ReadLimits`]): read no
+    /// further, so that a hostile or broken file cannot exhaust memory.
+    #[error("{path}: the {what} is larger than the cap of {limit} {unit} (setting {setting}); raise the setting if the file is genuine")]
+    TooLarge {
         path: String,
-        #[source]
-        source: object_store::Error,
+        what: &'static str,
+        limit: u64,
+        unit: &'static str,
+        setting: &'static str,
     },
-    /// Storage answered with an error other than "not found".
-    #[error("cannot read {path}: {source}")]
-    Io {
-        path: String,
-        #[source]
-        source: object_store::Error,
-    },
+    /// The caller cancelled the read ([`crate::cancel`]): a query cancel, a statement timeout,
+    /// Ctrl-C. `during` says what was being done.
+    #[error("cancelled while {during}")]
+    Cancelled { during: String },
     /// Something other than a regular file (a FIFO, a device, a directory) where a table file
     /// should be; reading it could block forever or return bytes that are not the file.
     #[error("{path} is a {kind}, not a regular file: table files must be regular files")]
@@ -108,12 +116,14 @@ pub enum Error {
 }
 
 impl Error {
-    /// Wraps an object-store error for `path`, keeping "not found" distinct.
+    /// Wraps an object-store error for `path`, keeping "not found" distinct. The message
+    /// keeps the operation and status, never a remote reply's body.
     pub fn from_store(path: impl fmt::Display, source: object_store::Error) -> Self {
         let path = path.to_string();
+        let reason = crate::io::store_error::store_reason(&path, &source);
         match source {
-            object_store::Error::NotFound { .. } => Error::NotFound { path, source },
-            source => Error::Io { path, source },
+            object_store::Error::NotFound { .. } => Error::NotFound { path, reason },
+            _ => Error::Io { path, reason },
         }
     }
 

@@ -19,6 +19,7 @@
 //! ```
 
 pub mod cache;
+pub mod cancel;
 pub mod catalog;
 pub mod delete;
 pub mod encode;

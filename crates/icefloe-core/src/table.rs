@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use crate::cache::{get_or_load, Caches};
+use crate::io::limits::Capped;
 use crate::io::locate::{locate_with, MetadataSelection};
 use crate::io::{Ambient, StorageConfig, TableIo};
 use crate::spec::manifest_list::read_manifest_list;
@@ -157,12 +158,14 @@ impl Table {
         let located = locate_with(&io, &path, &opts.metadata).await?;
         let key = io.shown(&located.metadata_file);
         let metadata = get_or_load(&caches.metadata, key.clone(), async {
-            let bytes = io.read(&located.metadata_file).await?;
+            let bytes = io
+                .read_capped(&located.metadata_file, Capped::Metadata)
+                .await?;
             crate::guard::catch(
                 || {
                     // One copy at a time: the file's bytes (or a gzip stream over them), then
                     // the parsed JSON; never a decompressed copy beside both.
-                    let json = parse_json(&bytes, &key)?;
+                    let json = parse_json(&bytes, &key, io.limits())?;
                     drop(bytes);
                     TableMetadata::from_json(&json, &key)
                 },
@@ -273,10 +276,12 @@ impl Table {
                     .filter(|e| e.timestamp_ms <= *ts)
                     .max_by_key(|e| e.timestamp_ms)
                     .map(|e| e.snapshot_id);
-                // Without a log, walk main's ancestry.
+                // Without a log, walk main's ancestry (acyclic: checked when the metadata
+                // was read; the walk is bounded by the snapshot count all the same).
                 let id = from_log.or_else(|| {
                     let mut cur = m.current_snapshot();
-                    while let Some(s) = cur {
+                    for _ in 0..m.snapshots.len() {
+                        let s = cur?;
                         if s.timestamp_ms <= *ts {
                             return Some(s.snapshot_id);
                         }
@@ -342,7 +347,7 @@ impl Table {
             Some(path) => {
                 let key = self.io.shown(path);
                 get_or_load(&self.caches.manifest_lists, key.clone(), async {
-                    let bytes = self.io.read(path).await?;
+                    let bytes = self.io.read_capped(path, Capped::ManifestList).await?;
                     let list = read_manifest_list(&bytes, &key)?;
                     check_manifest_list(&list, snapshot, &self.metadata, &key)?;
                     Ok(list)
@@ -378,9 +383,22 @@ impl Table {
 
 /// Parses metadata JSON straight from the file's bytes, through a gzip stream when they start
 /// with the gzip magic.
-pub(crate) fn parse_json(bytes: &[u8], path: &str) -> crate::Result<serde_json::Value> {
+/// Parses a metadata file's JSON, gzip-compressed or not; a decompressed text past the
+/// metadata cap is [`crate::Error::TooLarge`] (a small gzip file can inflate without bound).
+pub(crate) fn parse_json(
+    bytes: &[u8],
+    path: &str,
+    limits: &crate::io::ReadLimits,
+) -> crate::Result<serde_json::Value> {
+    use std::io::Read;
     let parsed = if bytes.starts_with(&[0x1f, 0x8b]) {
-        serde_json::from_reader(std::io::BufReader::new(flate2::read::GzDecoder::new(bytes)))
+        let cap = limits.metadata_bytes;
+        let mut text = flate2::read::GzDecoder::new(bytes).take(cap.saturating_add(1));
+        let parsed = serde_json::from_reader(std::io::BufReader::new(&mut text));
+        if text.limit() == 0 {
+            return Err(Capped::Metadata.too_large(path, limits));
+        }
+        parsed
     } else {
         serde_json::from_slice(bytes)
     };

@@ -235,6 +235,10 @@ async fn list(io: &TableIo, dir: &str) -> crate::Result<Option<(Vec<String>, Vec
             Err(object_store::Error::NotFound { .. }) => return Ok(None),
             Err(e) => return Err(crate::Error::from_store(io.display(&prefix), e)),
         };
+    io.check_listing(
+        &prefix,
+        listing.common_prefixes.len() + listing.objects.len(),
+    )?;
     if listing.common_prefixes.is_empty() && listing.objects.is_empty() {
         return Ok(None);
     }

@@ -115,6 +115,9 @@ async fn check_footer(io: &crate::io::TableIo, f: &DataFile, shown: &str) -> cra
     }
     let payload = footer_payload_size(&tail, size, shown)?;
     let footer_len = payload + 16;
+    if footer_len > io.limits().footer_bytes {
+        return Err(crate::io::limits::Capped::Footer.too_large(shown, io.limits()));
+    }
     let footer = io
         .read_range(&f.file_path, size - footer_len, footer_len)
         .await?;

@@ -373,6 +373,7 @@ impl ChangeFeed {
         let mut out = Vec::with_capacity(self.commits.len());
         let mut lineage = Vec::with_capacity(self.commits.len());
         for i in 0..self.commits.len() {
+            crate::cancel::check(|| format!("reading the changes of commit {i}"))?;
             let (changes, relineaged) = self.commit_rows(i).await?;
             out.push(changes);
             lineage.push(relineaged);

@@ -141,7 +141,12 @@ async fn metadata_files(table: &Table, m: &TableMetadata) -> crate::Result<Vec<S
                 continue;
             }
             let shown = io.shown(f);
-            let json = crate::table::parse_json(&io.read(f).await?, &shown)?;
+            let json = crate::table::parse_json(
+                &io.read_capped(f, crate::io::limits::Capped::Metadata)
+                    .await?,
+                &shown,
+                io.limits(),
+            )?;
             let older = TableMetadata::from_json(&json, &shown)?;
             next = older
                 .metadata_log

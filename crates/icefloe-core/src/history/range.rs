@@ -26,6 +26,10 @@ pub fn commits_between<'a>(
             return Ok(chain);
         }
         chain.push(s);
+        // A parent loop (refused when the metadata is read) must not make this endless.
+        if chain.len() > m.snapshots.len() {
+            break;
+        }
         cur = s.parent_snapshot_id.and_then(|p| m.snapshot(p));
     }
     Err(crate::Error::InvalidArgument(format!(

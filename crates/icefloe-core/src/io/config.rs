@@ -148,7 +148,7 @@ pub const READ_SLICE_KEY: &str = "read_slice_bytes";
 
 /// Whether one of the object stores takes configuration key `key`.
 fn is_known_key(key: &str) -> bool {
-    if key == READ_SLICE_KEY {
+    if key == READ_SLICE_KEY || super::limits::LIMIT_KEYS.iter().any(|(k, _)| *k == key) {
         return true;
     }
     #[cfg(feature = "cloud")]

@@ -107,7 +107,9 @@ pub async fn locate_with(
         });
     }
     if files.iter().any(|f| f == "version-hint.text") {
-        let text = io.read(&hint).await?;
+        let text = io
+            .read_capped(&hint, super::limits::Capped::VersionHint)
+            .await?;
         let v = String::from_utf8_lossy(&text).trim().to_string();
         let mut candidates = Vec::new();
         if v.chars().all(|c| c.is_ascii_digit()) && !v.is_empty() {
@@ -197,7 +199,11 @@ async fn by_contents(
     for name in names {
         let p = format!("{dir}/{name}");
         let shown = io.shown(&p);
-        let v = crate::table::parse_json(&io.read(&p).await?, &shown)?;
+        let v = crate::table::parse_json(
+            &io.read_capped(&p, super::limits::Capped::Metadata).await?,
+            &shown,
+            io.limits(),
+        )?;
         let uuid = v
             .get("table-uuid")
             .and_then(|u| u.as_str())

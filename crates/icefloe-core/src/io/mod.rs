@@ -6,6 +6,7 @@ pub mod config;
 pub mod field_ids;
 pub mod file;
 pub mod footer_cache;
+pub mod limits;
 pub mod locate;
 pub mod location;
 pub mod orc;
@@ -15,7 +16,9 @@ pub mod regular;
 pub mod relist;
 pub mod remote;
 pub mod store;
+pub mod store_error;
 
 pub use config::StorageConfig;
+pub use limits::ReadLimits;
 pub use location::{classify, parse_location, Location, LocationKind};
 pub use store::{Ambient, TableIo};

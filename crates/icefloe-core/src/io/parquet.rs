@@ -59,8 +59,10 @@ impl StoreFileReader {
     }
 }
 
-fn to_parquet_err(e: object_store::Error) -> ParquetError {
-    ParquetError::External(Box::new(e))
+/// A store error as the Parquet reader carries it: what the store said, without any reply
+/// body ([`super::store_error`]).
+fn to_parquet_err(path: &Path, e: object_store::Error) -> ParquetError {
+    ParquetError::General(super::store_error::store_reason(path.as_ref(), &e))
 }
 
 impl AsyncFileReader for StoreFileReader {
@@ -72,7 +74,7 @@ impl AsyncFileReader for StoreFileReader {
             self.store
                 .get_range(&self.path, range)
                 .await
-                .map_err(to_parquet_err)
+                .map_err(|e| to_parquet_err(&self.path, e))
         }
         .boxed()
     }
@@ -85,7 +87,7 @@ impl AsyncFileReader for StoreFileReader {
             self.store
                 .get_ranges(&self.path, &ranges)
                 .await
-                .map_err(to_parquet_err)
+                .map_err(|e| to_parquet_err(&self.path, e))
         }
         .boxed()
     }
@@ -153,6 +155,15 @@ pub async fn open_parquet_with(
 ) -> crate::Result<OpenedParquet> {
     let (store, path, shown) = io.file(written)?;
     let (tail, real) = io.tail(written, FOOTER_PREFETCH as u64).await?;
+    // The footer's length, in the 8 bytes before the closing magic: refused past its cap
+    // before the footer is fetched (a corrupt length is the Parquet reader's error).
+    if tail.len() >= 8 {
+        let at = tail.len() - 8;
+        let len = u32::from_le_bytes([tail[at], tail[at + 1], tail[at + 2], tail[at + 3]]);
+        if &tail[at + 4..] == b"PAR1" && u64::from(len) > io.limits().footer_bytes {
+            return Err(super::limits::Capped::Footer.too_large(&shown, io.limits()));
+        }
+    }
     if size != real as i64 {
         tracing::debug!(
             "{shown}: the manifest records {size} bytes but the object has {real}; using {real}"
@@ -189,11 +200,8 @@ pub async fn open_parquet_with(
         }),
         // Tell a missing file apart from a corrupt one.
         Err(e) if !io.exists(written).await? => Err(crate::Error::NotFound {
-            path: shown.clone(),
-            source: object_store::Error::NotFound {
-                path: shown,
-                source: Box::new(e),
-            },
+            path: shown,
+            reason: e.to_string(),
         }),
         Err(e) => Err(crate::Error::data_file(
             &shown,

@@ -19,6 +19,7 @@ use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 
 use super::config::StorageConfig;
+use super::limits::{Capped, ReadLimits};
 
 pub use super::location::Location;
 
@@ -40,6 +41,8 @@ pub struct TableIo {
     storage: Arc<StorageConfig>,
     /// Read-ahead slice size of Parquet files in object stores (0: row groups whole).
     slice_bytes: u64,
+    /// Caps on files read whole ([`ReadLimits`]).
+    limits: ReadLimits,
     /// Other stores opened for files outside this one, by [`Location::store_key`].
     others: Arc<Mutex<HashMap<String, Arc<dyn ObjectStore>>>>,
 }
@@ -104,6 +107,7 @@ impl TableIo {
         }
         let store = open_store(&loc, storage).map_err(err)?;
         let slice_bytes = storage.read_slice_bytes()?;
+        let limits = ReadLimits::from_config(storage)?;
         let written = if loc.is_local() {
             loc.path.clone()
         } else {
@@ -124,6 +128,7 @@ impl TableIo {
                 path_map: Arc::new(Vec::new()),
                 storage: Arc::new(storage.clone()),
                 slice_bytes,
+                limits,
                 others: Arc::new(Mutex::new(HashMap::new())),
             },
             written,
@@ -134,6 +139,11 @@ impl TableIo {
     /// (`0`: each row group is read whole); see [`super::readahead`].
     pub fn read_slice_bytes(&self) -> u64 {
         self.slice_bytes
+    }
+
+    /// The caps on files read whole.
+    pub fn limits(&self) -> &ReadLimits {
+        &self.limits
     }
 
     /// Sets the table root: `root` is where the table was opened (in the written form
@@ -312,16 +322,51 @@ impl TableIo {
 
     /// Reads a whole file. Errors name the file; a missing file is `Error::NotFound`.
     pub async fn read(&self, written: &str) -> crate::Result<Bytes> {
-        let t = self.target(written)?;
-        super::regular::ensure_regular(&t.path, &t.shown)?;
-        let r = t
-            .store
-            .get(&t.path)
-            .await
-            .map_err(|e| crate::Error::from_store(&t.shown, e))?;
+        let (shown, r) = self.get(written).await?;
         r.bytes()
             .await
-            .map_err(|e| crate::Error::from_store(&t.shown, e))
+            .map_err(|e| crate::Error::from_store(&shown, e))
+    }
+
+    /// Asks for a whole regular file: where it is shown, and the store's answer.
+    async fn get(&self, written: &str) -> crate::Result<(String, object_store::GetResult)> {
+        let t = self.target(written)?;
+        super::regular::ensure_regular(&t.path, &t.shown)?;
+        match t.store.get(&t.path).await {
+            Ok(r) => Ok((t.shown, r)),
+            Err(e) => Err(crate::Error::from_store(&t.shown, e)),
+        }
+    }
+
+    /// Reads a whole file of kind `kind`, at most its cap ([`ReadLimits`]): a file whose size
+    /// is past the cap is refused before its body is asked for, and a body that runs past the
+    /// cap (a store that misstates the size) is dropped once it does. Errors as
+    /// [`TableIo::read`], and [`crate::Error::TooLarge`].
+    pub async fn read_capped(&self, written: &str, kind: Capped) -> crate::Result<Bytes> {
+        use futures::StreamExt;
+        let (cap, _) = kind.limit(&self.limits);
+        let (shown, r) = self.get(written).await?;
+        if r.meta.size > cap {
+            return Err(kind.too_large(&shown, &self.limits));
+        }
+        // A local file's size is the file system's own: read it whole, as `read` does.
+        if matches!(r.payload, object_store::GetResultPayload::File(..)) {
+            return r
+                .bytes()
+                .await
+                .map_err(|e| crate::Error::from_store(&shown, e));
+        }
+        let mut buf = Vec::with_capacity(r.meta.size as usize);
+        let mut body = r.into_stream();
+        while let Some(chunk) = body.next().await {
+            let chunk = chunk.map_err(|e| crate::Error::from_store(&shown, e))?;
+            if (buf.len() + chunk.len()) as u64 > cap {
+                return Err(kind.too_large(&shown, &self.limits));
+            }
+            buf.extend_from_slice(&chunk);
+            crate::cancel::check(|| format!("reading {}", shown))?;
+        }
+        Ok(Bytes::from(buf))
     }
 
     /// Reads `len` bytes at `offset` of a file. Fails if the file is shorter.
@@ -336,10 +381,7 @@ impl TableIo {
         if b.len() as u64 != len {
             return Err(crate::Error::Io {
                 path: t.shown,
-                source: object_store::Error::Generic {
-                    store: "range",
-                    source: format!("read {} bytes at {offset}, wanted {len}", b.len()).into(),
-                },
+                reason: format!("read {} bytes at {offset}, wanted {len}", b.len()),
             });
         }
         Ok(b)
@@ -383,10 +425,7 @@ impl TableIo {
         if bytes.len() as u64 != n.min(size) {
             return Err(crate::Error::Io {
                 path: t.shown,
-                source: object_store::Error::Generic {
-                    store: "range",
-                    source: format!("read {} of the last {n} bytes of {size}", bytes.len()).into(),
-                },
+                reason: format!("read {} of the last {n} bytes of {size}", bytes.len()),
             });
         }
         Ok((bytes, size))
@@ -398,11 +437,29 @@ impl TableIo {
         let listing = super::relist::list_with_delimiter(self.store.as_ref(), Some(&prefix))
             .await
             .map_err(|e| crate::Error::from_store(self.display(&prefix), e))?;
+        self.check_listing(
+            &prefix,
+            listing.objects.len() + listing.common_prefixes.len(),
+        )?;
         Ok(listing
             .objects
             .into_iter()
             .filter_map(|o| o.location.filename().map(str::to_string))
             .collect())
+    }
+
+    /// Errors when a listing of `dir` holds more names than the cap on listings.
+    pub fn check_listing(&self, dir: &Path, names: usize) -> crate::Result<()> {
+        if names as u64 > self.limits.listing_entries {
+            return Err(crate::Error::TooLarge {
+                path: self.display(dir),
+                what: "directory listing",
+                limit: self.limits.listing_entries,
+                unit: "names",
+                setting: "max_listing_entries",
+            });
+        }
+        Ok(())
     }
 
     /// Whether a file exists.

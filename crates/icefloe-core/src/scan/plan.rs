@@ -109,6 +109,7 @@ async fn load_manifest_cached(
     mf: &ManifestFile,
     keep: bool,
 ) -> crate::Result<Arc<Vec<ManifestEntry>>> {
+    crate::cancel::check(|| format!("planning: reading manifest {}", mf.manifest_path))?;
     let io = table.io();
     let shown = io.shown(&mf.manifest_path);
     let spec = table
@@ -131,7 +132,9 @@ async fn load_manifest_cached(
         mf.sequence_number, mf.first_row_id, mf.added_snapshot_id, mf.partition_spec_id, types
     );
     let load = async {
-        let bytes = io.read(&mf.manifest_path).await?;
+        let bytes = io
+            .read_capped(&mf.manifest_path, crate::io::limits::Capped::Manifest)
+            .await?;
         let entries = read_manifest(&bytes, &shown, mf, &types)?;
         check_manifest(&entries, mf, table.metadata(), &shown)?;
         Ok(entries)
@@ -199,6 +202,7 @@ async fn entries_of(table: &Table, list: &[&ManifestFile]) -> crate::Result<Vec<
     let mut out = Vec::new();
     while let Some(m) = manifests.next().await {
         let m = m?;
+        crate::cancel::check(|| "planning: reading manifests".into())?;
         let live = |e: &ManifestEntry| e.status != EntryStatus::Deleted;
         match Arc::try_unwrap(m) {
             Ok(entries) => out.extend(entries.into_iter().filter(live)),
@@ -410,6 +414,9 @@ impl Planner {
     /// snapshot (an error then, or the end).
     async fn next_batch(mut self) -> Option<(crate::Result<PlannedBatch>, Planner)> {
         let mut check = self.check.take()?;
+        if let Err(e) = crate::cancel::check(|| "planning".into()) {
+            return Some((Err(e), self));
+        }
         let out = match self.manifests.next().await {
             None => match check.finish(&self.snapshot) {
                 Ok(()) => return None,

@@ -325,6 +325,7 @@ impl TaskReader {
             let Some(stream) = self.stream.as_mut() else {
                 return Ok(None);
             };
+            crate::cancel::check(|| format!("reading {}", self.path))?;
             let Some(batch) = stream.next().await else {
                 self.stream = None;
                 return Ok(None);

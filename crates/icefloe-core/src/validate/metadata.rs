@@ -102,6 +102,7 @@ fn check(m: &TableMetadata) -> Result<(), String> {
         }
     }
 
+    super::ancestry::check_ancestry(m)?;
     if let Some(id) = m.current_snapshot_id {
         if m.snapshot(id).is_none() {
             return Err(format!("current-snapshot-id {id} names no snapshot"));

@@ -2,6 +2,7 @@
 //! an error naming the file and the rule, so a damaged table is refused instead of read as
 //! plausible wrong rows. The parsers in `spec` decode; the checks here decide what is valid.
 
+pub mod ancestry;
 pub mod column_type;
 pub mod field_ids;
 pub mod live_files;

@@ -236,13 +236,19 @@ fn oauth_reason<E: std::error::Error>(
 ) -> String {
     match e {
         oauth2::RequestTokenError::ServerResponse(r) => match r.error_description() {
-            Some(d) => format!("{} ({d})", r.error()),
-            None => r.error().to_string(),
+            Some(d) => format!(
+                "{} ({})",
+                crate::io::store_error::excerpt(r.error().as_ref()),
+                crate::io::store_error::excerpt(d)
+            ),
+            None => crate::io::store_error::excerpt(r.error().as_ref()),
         },
         oauth2::RequestTokenError::Request(e) => format!("cannot reach it: {e}"),
+        // Never the body: the token URI may reach a service that is not an OAuth2 server.
         oauth2::RequestTokenError::Parse(e, body) => format!(
-            "not an OAuth2 token response ({e}): {}",
-            String::from_utf8_lossy(&body[..body.len().min(200)])
+            "not an OAuth2 token response ({}; {} bytes)",
+            crate::io::store_error::json_reason(e.inner()),
+            body.len()
         ),
         oauth2::RequestTokenError::Other(s) => s.clone(),
     }

@@ -12,6 +12,7 @@ use super::auth::Auth;
 use super::config::RestConfig;
 use super::wire::ErrorModel;
 use crate::catalog::{Namespace, TableIdent};
+use crate::io::store_error::{excerpt, json_reason};
 
 /// Retries after a 5xx answer or a failed connection, with 100, 200, 400 ms between tries.
 const SERVER_RETRIES: u32 = 3;
@@ -159,7 +160,10 @@ impl RestClient {
                     return serde_json::from_slice(&body).map_err(|e| {
                         self.error(
                             subject,
-                            format!("{url} answered what is not a catalog answer: {e}"),
+                            format!(
+                                "{url} answered what is not a catalog answer: {}",
+                                json_reason(&e)
+                            ),
                         )
                     })
                 }
@@ -178,14 +182,18 @@ impl RestClient {
 
     /// The error for an error answer.
     fn refused(&self, subject: Subject<'_>, status: u16, body: &[u8]) -> crate::Error {
+        // An Iceberg error answer's type and message are quoted (short, one line); any other
+        // body never is: the URI may reach a service that is not a catalog.
         let (kind, message) = match serde_json::from_slice::<ErrorModel>(body) {
-            Ok(m) => (m.error.kind, m.error.message),
-            Err(_) => (
-                String::new(),
-                String::from_utf8_lossy(&body[..body.len().min(200)])
-                    .trim()
-                    .to_string(),
-            ),
+            Ok(m) => (excerpt(&m.error.kind), excerpt(&m.error.message)),
+            Err(_) => {
+                tracing::debug!(
+                    "{}: error answer {status}: {}",
+                    self.name,
+                    String::from_utf8_lossy(body)
+                );
+                (String::new(), String::new())
+            }
         };
         let what = match kind.as_str() {
             "" => format!("HTTP {status}"),

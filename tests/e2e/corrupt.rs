@@ -215,3 +215,23 @@ async fn missing_table_says_what_was_looked_for() {
         .to_string();
     assert!(err.contains("metadata"), "{err}");
 }
+
+/// Found by `scripts/fuzz` (seed 20261203): one byte of an equality delete file's footer
+/// (offset 159) set to 0x01 or 0x7f makes a column chunk's offset negative, on which the
+/// Parquet reader asserts; it is an error naming the file and the column chunk, not a panic.
+#[tokio::test]
+async fn negative_column_chunk_offset_is_named() {
+    for byte in [0x01u8, 0x7f] {
+        let tmp = copy_table(&table_dir("equality_deletes_v2"));
+        let name = "00003-java-77af1561-6bc1-4fda-ad09-2ce36c3fda63-eq-deletes.parquet";
+        let file = tmp.path().join("data").join(name);
+        let mut bytes = std::fs::read(&file).unwrap();
+        bytes[159] = byte;
+        std::fs::write(&file, bytes).unwrap();
+        let e = scan_error(tmp.path()).await;
+        assert!(
+            e.contains(name) && e.contains("column chunk 0") && e.contains("negative"),
+            "{e}"
+        );
+    }
+}

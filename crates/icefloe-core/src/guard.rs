@@ -100,6 +100,44 @@ impl<F: Future> Future for Guarded<F> {
     }
 }
 
+/// A stream polled inside a guarded region: a panic while it is polled becomes the error its
+/// `on_panic` makes from the message, and ends the stream (its state is not trusted after).
+pub struct GuardedStream<S, F> {
+    inner: Option<S>,
+    on_panic: F,
+}
+
+/// Wraps `stream` so that it is polled inside a guarded region (see [`GuardedStream`]).
+pub fn guarded_stream<S, F>(stream: S, on_panic: F) -> GuardedStream<S, F> {
+    GuardedStream {
+        inner: Some(stream),
+        on_panic,
+    }
+}
+
+impl<T, S, F> futures::Stream for GuardedStream<S, F>
+where
+    S: futures::Stream<Item = crate::Result<T>> + Unpin,
+    F: Fn(String) -> crate::Error + Unpin,
+{
+    type Item = crate::Result<T>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        let Some(inner) = this.inner.as_mut() else {
+            return Poll::Ready(None);
+        };
+        let _region = Region::enter();
+        match catch_unwind(AssertUnwindSafe(|| Pin::new(inner).poll_next(cx))) {
+            Ok(p) => p,
+            Err(p) => {
+                this.inner = None;
+                Poll::Ready(Some(Err((this.on_panic)(message(p.as_ref())))))
+            }
+        }
+    }
+}
+
 /// Wraps `fut` so that it is polled inside a guarded region.
 pub fn guarded<F: Future>(fut: F) -> Guarded<F> {
     Guarded {
@@ -121,6 +159,31 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "invalid manifest f.avro: decoder panicked: boom"
+        );
+    }
+
+    #[test]
+    fn a_panicking_stream_ends_with_the_error() {
+        use futures::StreamExt;
+        let items = futures::stream::iter([1, 2, 3]).map(|i| -> crate::Result<i32> {
+            assert!(i < 2, "decoder meets item {i}");
+            Ok(i)
+        });
+        let got: Vec<String> = futures::executor::block_on(
+            guarded_stream(items, |m| {
+                crate::Error::data_file("d.parquet", format!("decoder panicked: {m}"))
+            })
+            .map(|r| match r {
+                Ok(i) => i.to_string(),
+                Err(e) => e.to_string(),
+            })
+            .collect(),
+        );
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert_eq!(got[0], "1");
+        assert!(
+            got[1].contains("d.parquet") && got[1].contains("decoder meets item 2"),
+            "{got:?}"
         );
     }
 }

@@ -204,9 +204,15 @@ impl FileReader {
                 let stream = b
                     .build()
                     .map_err(|e| crate::Error::data_file(&shown, e.to_string()))?;
-                Ok(stream
-                    .map(move |r| r.map_err(|e| crate::Error::data_file(&shown, e.to_string())))
-                    .boxed())
+                // Polled by the caller (not a spawned, guarded task): a decoder's panic on a
+                // corrupt file becomes an error naming it.
+                let panicked = shown.clone();
+                let stream = stream
+                    .map(move |r| r.map_err(|e| crate::Error::data_file(&shown, e.to_string())));
+                Ok(crate::guard::guarded_stream(stream, move |m| {
+                    crate::Error::data_file(&panicked, format!("Parquet decoder panicked: {m}"))
+                })
+                .boxed())
             }
             Inner::Decoded(batches) => {
                 let mut keep = runs.map(RunFilter::new);

@@ -192,12 +192,16 @@ pub async fn open_parquet_with(
         }
     };
     match opened {
-        Ok(metadata) => Ok(OpenedParquet {
-            reader,
-            metadata,
-            remote: !super::location::Location::parse(&shown).is_local(),
-            slice_bytes: io.read_slice_bytes(),
-        }),
+        Ok(metadata) => {
+            check_column_chunks(metadata.metadata())
+                .map_err(|r| crate::Error::data_file(&shown, r))?;
+            Ok(OpenedParquet {
+                reader,
+                metadata,
+                remote: !super::location::Location::parse(&shown).is_local(),
+                slice_bytes: io.read_slice_bytes(),
+            })
+        }
         // Tell a missing file apart from a corrupt one.
         Err(e) if !io.exists(written).await? => Err(crate::Error::NotFound {
             path: shown,
@@ -208,4 +212,25 @@ pub async fn open_parquet_with(
             format!("not a readable Parquet file: {e}"),
         )),
     }
+}
+
+/// Refuses a footer whose column chunks start at a negative offset or have a negative size:
+/// the Parquet reader asserts both when it reads the chunk.
+fn check_column_chunks(m: &parquet::file::metadata::ParquetMetaData) -> Result<(), String> {
+    for (g, rg) in m.row_groups().iter().enumerate() {
+        for (c, col) in rg.columns().iter().enumerate() {
+            let start = col
+                .dictionary_page_offset()
+                .unwrap_or_else(|| col.data_page_offset());
+            let len = col.compressed_size();
+            if start < 0 || len < 0 {
+                return Err(format!(
+                    "the footer's column chunk {c} ({}) of row group {g} starts at byte {start} \
+                     with {len} bytes; neither may be negative",
+                    col.column_path()
+                ));
+            }
+        }
+    }
+    Ok(())
 }

@@ -150,7 +150,7 @@ def start_catalog(cp, state):
     raise SystemExit("the REST catalog did not start")
 
 
-def driver(only):
+def driver():
     shutil.rmtree(WH, ignore_errors=True)
     os.makedirs(os.path.join(WH, "db"))
     cp = iceberg_classpath()
@@ -166,7 +166,7 @@ def driver(only):
         proc.wait()
     subprocess.run([env_python("pyiceberg"), me, "pyiceberg"], check=True)
     spark_py = os.path.join(GEN_HOME, "venv", "bin", "python")
-    subprocess.run(["nice", "-n", "10", spark_py, me, "spark"] + only, check=True)
+    subprocess.run(["nice", "-n", "10", spark_py, me, "spark"], check=True)
 
 
 # ---- DuckDB ------------------------------------------------------------------------------------
@@ -433,27 +433,10 @@ def pyiceberg_tables():
 
 
 # ---- Spark: Java API tables, expected rows, fixtures ------------------------------------------
-def spark_stage(only):
+def spark_stage():
     sys.path.insert(0, HERE)
-    from pyspark.sql import SparkSession
-
-    cp = iceberg_classpath().split(":")
-    jar = helper_jar(cp)
-    spark = (SparkSession.builder.master("local[1]").appName("icefloe-other-writers")
-             .config("spark.jars", ",".join(cp[:2] + [jar]))
-             .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
-             .config("spark.sql.catalog.x", "org.apache.iceberg.spark.SparkCatalog")
-             .config("spark.sql.catalog.x.type", "hadoop")
-             .config("spark.sql.catalog.x.warehouse", SPARK_WH)
-             .config("spark.sql.catalog.x.cache-enabled", "false")
-             .config("spark.sql.shuffle.partitions", "1")
-             .config("spark.default.parallelism", "1")
-             .config("spark.sql.session.timeZone", "UTC")
-             .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
-             .config("spark.driver.memory", "1g")
-             .config("spark.ui.enabled", "false")
-             .getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
+    from gen_formats import make_spark
+    spark = make_spark(warehouse=SPARK_WH, jars=[helper_jar(iceberg_classpath().split(":"))])
     jvm = spark._jvm
     catalog = jvm.org.apache.iceberg.hadoop.HadoopCatalog(spark._jsc.hadoopConfiguration(), WH)
     java_tables(spark, catalog)
@@ -462,8 +445,6 @@ def spark_stage(only):
     os.makedirs(os.path.join(OUT, "expected"))
     index = []
     for name in TABLES:
-        if only and name not in only:
-            continue
         print(time.strftime("%H:%M:%S"), "reading", name, flush=True)
         index.append(dump(spark, name))
     refused = [dump_refused(name) for name in REFUSED]
@@ -721,6 +702,6 @@ if __name__ == "__main__":
         pyiceberg_tables()
         write_java_table_files()
     elif stage == "spark":
-        spark_stage(sys.argv[2:])
+        spark_stage()
     else:
-        driver(sys.argv[1:])
+        driver()

@@ -37,6 +37,19 @@ pub async fn scan_rows(builder: ScanBuilder, table: &Table) -> Result<Vec<Value>
         .collect())
 }
 
+/// The rows of a fixture snapshot with lineage columns, read in batches of `batch_size` rows
+/// (small, so that deletes and positions cross batches).
+pub async fn fixture_rows(s: &FixtureSnapshot, batch_size: usize) -> Result<Vec<Value>, String> {
+    let table = Table::open(s.table_dir.to_str().unwrap())
+        .await
+        .map_err(|e| e.to_string())?;
+    let builder = Scan::builder()
+        .snapshot(SnapshotSelector::Id(s.snapshot_id))
+        .lineage(true)
+        .batch_size(batch_size);
+    scan_rows(builder, &table).await
+}
+
 /// Every fixture snapshot of `table`.
 pub fn snapshots_of(table: &str) -> Vec<FixtureSnapshot> {
     all_snapshots()

@@ -6,20 +6,8 @@
 mod common;
 
 use icefloe_core::spec::FileFormat;
-use icefloe_core::{Scan, SnapshotSelector, Table};
-use icefloe_testkit::{diff_rows, fixtures_dir, snapshots_in, FixtureSnapshot};
-use serde_json::Value;
-
-async fn rows(s: &FixtureSnapshot) -> Result<Vec<Value>, String> {
-    let table = Table::open(s.table_dir.to_str().unwrap())
-        .await
-        .map_err(|e| e.to_string())?;
-    let builder = Scan::builder()
-        .snapshot(SnapshotSelector::Id(s.snapshot_id))
-        .lineage(true)
-        .batch_size(7); // several batches per file, so deletes and positions cross batches
-    common::scan_rows(builder, &table).await
-}
+use icefloe_core::{Scan, Table};
+use icefloe_testkit::{diff_rows, fixtures_dir, snapshots_in};
 
 /// Reads every snapshot of the tables named `prefix*`; returns the failures.
 async fn check(prefix: &str) -> usize {
@@ -30,7 +18,7 @@ async fn check(prefix: &str) -> usize {
     assert!(snaps.len() >= 6, "{prefix}: {} snapshots", snaps.len());
     let mut failures = Vec::new();
     for s in &snaps {
-        match rows(s).await {
+        match common::fixture_rows(s, 7).await {
             Err(e) => failures.push(format!(
                 "{}@{} ({}): {e}",
                 s.table, s.snapshot_id, s.operation

@@ -53,15 +53,18 @@ def helper_jar():
     return jar
 
 
-def make_spark():
+def make_spark(warehouse=WH, jars=None):
+    """A local Spark session with the Iceberg catalog `x` (Hadoop layout) over `warehouse`;
+    `jars` replaces the helper jar of this generator."""
     from pyspark.sql import SparkSession
+    extra = jars if jars is not None else [helper_jar()]
     spark = (SparkSession.builder.master("local[1]")
              .appName("icefloe-formats")
-             .config("spark.jars", f"{ICEBERG_JAR},{JACKSON_JAR},{helper_jar()}")
+             .config("spark.jars", ",".join([ICEBERG_JAR, JACKSON_JAR] + extra))
              .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
              .config("spark.sql.catalog.x", "org.apache.iceberg.spark.SparkCatalog")
              .config("spark.sql.catalog.x.type", "hadoop")
-             .config("spark.sql.catalog.x.warehouse", WH)
+             .config("spark.sql.catalog.x.warehouse", warehouse)
              .config("spark.sql.catalog.x.cache-enabled", "false")
              .config("spark.sql.shuffle.partitions", "1")
              .config("spark.default.parallelism", "1")

@@ -29,6 +29,9 @@
 //                          s3.session-token-expires-at-ms says when
 //   --metadata-base A=B    loadTable answers metadata-location with prefix A replaced by B
 //                          (the warehouse's copy in an object store)
+//   --writable true        also answer the write routes (create a namespace, create, commit
+//                          and drop a table, commit a multi-table transaction), for the fixture
+//                          generators that write through this catalog (tests/gen/other_writers.py)
 package org.apache.iceberg.rest;
 
 import com.sun.net.httpserver.HttpExchange;
@@ -62,10 +65,14 @@ import org.apache.iceberg.exceptions.NoSuchTableException;
 import org.apache.iceberg.exceptions.NotAuthorizedException;
 import org.apache.iceberg.hadoop.HadoopCatalog;
 import org.apache.iceberg.rest.credentials.ImmutableCredential;
+import org.apache.iceberg.rest.requests.CreateNamespaceRequest;
+import org.apache.iceberg.rest.requests.CreateTableRequest;
+import org.apache.iceberg.rest.requests.UpdateTableRequest;
 import org.apache.iceberg.rest.responses.ConfigResponse;
 import org.apache.iceberg.rest.responses.ErrorResponse;
 import org.apache.iceberg.rest.responses.LoadTableResponse;
 import org.apache.iceberg.rest.responses.OAuthTokenResponse;
+import org.apache.iceberg.shaded.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.iceberg.shaded.com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.iceberg.shaded.com.fasterxml.jackson.databind.node.ArrayNode;
 import org.apache.iceberg.shaded.com.fasterxml.jackson.databind.node.ObjectNode;
@@ -81,12 +88,22 @@ public final class IcefloeTestCatalogServer {
     "HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}",
   };
 
+  /** The routes a --writable server answers as well. */
+  private static final String[] WRITE_ENDPOINTS = {
+    "POST /v1/{prefix}/namespaces",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+    "DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+    "POST /v1/{prefix}/transactions/commit",
+  };
+
   private final HadoopCatalog catalog;
   private final ObjectMapper mapper = RESTObjectMapper.mapper();
   private final Map<String, List<String>> opts;
   private final String prefix;
   private final Map<String, AtomicInteger> issued = new ConcurrentHashMap<>();
   private final int tokenUses;
+  private final boolean writable;
 
   /** A request refused with an HTTP status and an Iceberg error type. */
   private static final class Refused extends RuntimeException {
@@ -104,6 +121,7 @@ public final class IcefloeTestCatalogServer {
     this.opts = opts;
     this.prefix = one("prefix", "");
     this.tokenUses = Integer.parseInt(one("token-uses", "-1"));
+    this.writable = Boolean.parseBoolean(one("writable", "false"));
     this.catalog = new HadoopCatalog(new Configuration(), one("warehouse", null));
   }
 
@@ -279,6 +297,12 @@ public final class IcefloeTestCatalogServer {
       throw new Refused(404, "NoSuchPathException", "no route " + method + " " + path);
     }
     String[] p = path.substring(base.length()).split("/", -1);
+    if (writable) {
+      Object written = write(method, p, ex);
+      if (written != NOT_WRITTEN) {
+        return written;
+      }
+    }
     if (p.length == 1 && p[0].equals("namespaces") && method.equals("GET")) {
       Namespace parent = q.containsKey("parent") ? namespace(q.get("parent")) : Namespace.empty();
       return q.containsKey("pageSize")
@@ -313,6 +337,54 @@ public final class IcefloeTestCatalogServer {
     throw new Refused(404, "NoSuchPathException", "no route " + method + " " + path);
   }
 
+  /** What {@link #write} returns for a request that is no write route. */
+  private static final Object NOT_WRITTEN = new Object();
+
+  /**
+   * The write routes of a --writable server; every change is made by Iceberg's handlers over
+   * the HadoopCatalog. A multi-table transaction commits table by table (not atomically: the
+   * generators that use it write one table at a time).
+   */
+  private Object write(String method, String[] p, HttpExchange ex) {
+    try {
+      if (p.length == 2 && p[0].equals("transactions") && p[1].equals("commit")
+          && method.equals("POST")) {
+        ObjectNode body = (ObjectNode) mapper.readTree(ex.getRequestBody());
+        for (JsonNode change :
+            body.path("table-changes")) {
+          UpdateTableRequest req = mapper.treeToValue(change, UpdateTableRequest.class);
+          CatalogHandlers.updateTable(catalog, req.identifier(), req);
+        }
+        return null;
+      }
+      if (p.length == 1 && p[0].equals("namespaces") && method.equals("POST")) {
+        return CatalogHandlers.createNamespace(catalog,
+            mapper.readValue(ex.getRequestBody(), CreateNamespaceRequest.class));
+      }
+      if (p.length >= 3 && p[0].equals("namespaces") && p[2].equals("tables")) {
+        Namespace ns = namespace(decode(p[1]));
+        if (p.length == 3 && method.equals("POST")) {
+          CreateTableRequest req = mapper.readValue(ex.getRequestBody(), CreateTableRequest.class);
+          return req.stageCreate()
+              ? CatalogHandlers.stageTableCreate(catalog, ns, req)
+              : CatalogHandlers.createTable(catalog, ns, req);
+        }
+        if (p.length == 4 && method.equals("POST")) {
+          TableIdentifier id = TableIdentifier.of(ns, decode(p[3]));
+          return CatalogHandlers.updateTable(catalog, id,
+              mapper.readValue(ex.getRequestBody(), UpdateTableRequest.class));
+        }
+        if (p.length == 4 && method.equals("DELETE")) {
+          CatalogHandlers.dropTable(catalog, TableIdentifier.of(ns, decode(p[3])));
+          return null;
+        }
+      }
+    } catch (IOException e) {
+      throw new IllegalArgumentException("cannot read the request body: " + e.getMessage(), e);
+    }
+    return NOT_WRITTEN;
+  }
+
   /** GET /v1/config: defaults, and the prefix as an override, for a known warehouse. */
   private Object config(Map<String, String> q) {
     String wanted = one("warehouse-name", "");
@@ -329,6 +401,11 @@ public final class IcefloeTestCatalogServer {
     ArrayNode endpoints = node.putArray("endpoints");
     for (String e : ENDPOINTS) {
       endpoints.add(e);
+    }
+    if (writable) {
+      for (String e : WRITE_ENDPOINTS) {
+        endpoints.add(e);
+      }
     }
     return node;
   }

@@ -125,11 +125,21 @@ fn cat_warns_once_and_strict_refuses() {
     let dir = tmp.path().to_str().unwrap();
     let want = icefloe(&["cat", dir, "--format", "jsonl"]);
     assert!(want.status.success());
-    assert!(want.stderr.is_empty(), "{}", String::from_utf8_lossy(&want.stderr));
+    assert!(
+        want.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&want.stderr)
+    );
     let mut edited = 0;
     for e in std::fs::read_dir(tmp.path().join("metadata")).unwrap() {
         let p = e.unwrap().path();
-        if !p.file_name().unwrap().to_str().unwrap().starts_with("snap-") {
+        if !p
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .starts_with("snap-")
+        {
             continue;
         }
         let bytes = std::fs::read(&p).unwrap();
@@ -143,9 +153,9 @@ fn cat_warns_once_and_strict_refuses() {
         for v in reader {
             let mut v = v.unwrap();
             if let apache_avro::types::Value::Record(fields) = &mut v {
-                let delete = fields.iter().any(|(n, v)| {
-                    n == "content" && matches!(v, apache_avro::types::Value::Int(1))
-                });
+                let delete = fields
+                    .iter()
+                    .any(|(n, v)| n == "content" && matches!(v, apache_avro::types::Value::Int(1)));
                 if delete {
                     for (n, v) in fields.iter_mut() {
                         if n == "first_row_id" {
@@ -166,7 +176,10 @@ fn cat_warns_once_and_strict_refuses() {
 
     let r = icefloe(&["cat", dir, "--format", "jsonl"]);
     assert!(r.status.success());
-    assert_eq!(r.stdout, want.stdout, "rows differ from the unedited table's");
+    assert_eq!(
+        r.stdout, want.stdout,
+        "rows differ from the unedited table's"
+    );
     let err = String::from_utf8_lossy(&r.stderr).to_string();
     let lines: Vec<&str> = err.lines().collect();
     assert_eq!(lines.len(), 1, "one warning per table: {err}");

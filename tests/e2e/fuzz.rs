@@ -721,8 +721,7 @@ fn fuzz_manifest_list_avro() {
         Budget::from_env(600),
         |s, b| {
             let (_, snapshot, m) = &ctx[s];
-            let mut list =
-                read_manifest_list(b, "snap-fuzz.avro").map_err(|e| e.to_string())?;
+            let mut list = read_manifest_list(b, "snap-fuzz.avro").map_err(|e| e.to_string())?;
             check_manifest_list(&mut list, snapshot, m, "snap-fuzz.avro")
                 .map(drop)
                 .map_err(|e| e.to_string())
@@ -1206,15 +1205,14 @@ fn fuzz_whole_tables() {
             // Read by the spec's reading rule with a warning (rows as Iceberg Java reads
             // them, which may differ from the unmutated table's): not silent, as long as a
             // strict read refuses it.
-            Ok(Ok((_, true))) if rt.block_on(table_rows_with(dir, true)).is_err() => {
-                t.warned += 1
-            }
+            Ok(Ok((_, true))) if rt.block_on(table_rows_with(dir, true)).is_err() => t.warned += 1,
             Ok(Ok((rows, warned))) => {
                 t.accepted += 1;
                 let expect = expectation(&file, &original, &edit);
                 if warned {
-                    t.findings
-                        .push(format!("a warning that --strict does not refuse after {label}"));
+                    t.findings.push(format!(
+                        "a warning that --strict does not refuse after {label}"
+                    ));
                 } else if as_expected(&baselines[k], &rows, &expect) {
                     if expect != Expect::Same && baselines[k].1 != rows.1 {
                         valid_edits += 1;

@@ -10,11 +10,11 @@ use std::cmp::Ordering;
 use std::collections::BTreeSet;
 
 use futures::TryStreamExt;
+use icefloe_core::cache::Caches;
 use icefloe_core::encode::jsonl::JsonLinesWriter;
 use icefloe_core::expr::parse;
 use icefloe_core::scan::plan::load_manifest;
 use icefloe_core::spec::{Literal, ManifestContent, Transform};
-use icefloe_core::cache::Caches;
 use icefloe_core::{Scan, SnapshotSelector, Table};
 use icefloe_testkit::{all_snapshots, copy_table};
 
@@ -168,7 +168,11 @@ fn text_field<'a>(v: &'a apache_avro::types::Value, name: &str) -> Option<&'a st
 
 /// Plans `dir` with `pruned` leniently (which must warn of `rule`: Iceberg Java reads such a
 /// table from its manifests, whatever the counts say), then strict; the strict error.
-async fn lenient_then_strict(dir: &std::path::Path, pruned: &dyn Fn(&Table) -> Scan, rule: &str) -> String {
+async fn lenient_then_strict(
+    dir: &std::path::Path,
+    pruned: &dyn Fn(&Table) -> Scan,
+    rule: &str,
+) -> String {
     let t = Table::open(dir.to_str().unwrap()).await.unwrap();
     pruned(&t).plan_files().await.unwrap();
     let found = t.warnings().all();

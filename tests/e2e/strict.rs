@@ -172,7 +172,12 @@ async fn rows_of(
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    let rules = table.warnings().all().iter().map(|f| f.warning.rule.name()).collect();
+    let rules = table
+        .warnings()
+        .all()
+        .iter()
+        .map(|f| f.warning.rule.name())
+        .collect();
     Ok((rows, rules))
 }
 
@@ -415,7 +420,10 @@ async fn v3_features_in_a_v2_table_warn_or_are_refused() {
         }
     };
     let t = Table::open(tmp.path().to_str().unwrap()).await.unwrap();
-    assert_eq!(t.warnings().all()[0].warning.rule.name(), "newer-format-feature");
+    assert_eq!(
+        t.warnings().all()[0].warning.rule.name(),
+        "newer-format-feature"
+    );
     assert_has(
         &open_strict(tmp.path()).await,
         &["format version 3 type", "format version 2 table"],
@@ -1017,11 +1025,21 @@ async fn identity_partition_column_absent_from_its_data_file() {
     let tmp = copy_table(&table_dir("partitioned"));
     let tasks = {
         let t = Table::open(tmp.path().to_str().unwrap()).await.unwrap();
-        Scan::builder().build(&t).unwrap().plan_files().await.unwrap()
+        Scan::builder()
+            .build(&t)
+            .unwrap()
+            .plan_files()
+            .await
+            .unwrap()
     };
     let mut dropped = Vec::new();
     for task in tasks.iter().filter(|t| t.deletion_vector.is_none()) {
-        let rel = task.data_file.file_path.split("/partitioned/").nth(1).unwrap();
+        let rel = task
+            .data_file
+            .file_path
+            .split("/partitioned/")
+            .nth(1)
+            .unwrap();
         // `cat` (field id 2) is an identity partition field of every spec of the table.
         rewrite_parquet_columns(tmp.path(), &tmp.path().join(rel), |f| {
             (f.metadata().get("PARQUET:field_id").map(String::as_str) != Some("2"))
@@ -1034,7 +1052,11 @@ async fn identity_partition_column_absent_from_its_data_file() {
         tmp.path(),
         "partitioned",
         "metrics-without-column",
-        &[".parquet", "no column with field id 2", "identity partition"],
+        &[
+            ".parquet",
+            "no column with field id 2",
+            "identity partition",
+        ],
     )
     .await;
 }
@@ -1072,7 +1094,11 @@ async fn manifest_list_counts_unlike_the_manifest() {
         if long(field(mf, "content")) != Some(0) {
             return false;
         }
-        for name in ["added_rows_count", "existing_rows_count", "added_files_count"] {
+        for name in [
+            "added_rows_count",
+            "existing_rows_count",
+            "added_files_count",
+        ] {
             match field(mf, name) {
                 Avro::Long(v) => *v = 0,
                 Avro::Int(v) => *v = 0,
@@ -1086,7 +1112,12 @@ async fn manifest_list_counts_unlike_the_manifest() {
         tmp.path(),
         "equality_deletes_v2",
         "manifest-counts",
-        &["snap-", "its entries count"],
+        &[
+            "-m",
+            ".avro",
+            "records added_files_count 0",
+            "its entries count",
+        ],
     )
     .await;
 }
@@ -1155,18 +1186,7 @@ async fn delete_manifest_with_a_first_row_id() {
 #[tokio::test]
 async fn next_row_id_below_the_assigned_row_ids() {
     let tmp = copy_table(&table_dir("v3_lineage"));
-    edit_metadata(tmp.path(), |v| {
-        let id = v["current-snapshot-id"].clone();
-        let first = v["snapshots"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|s| s["snapshot-id"] == id)
-            .unwrap()["first-row-id"]
-            .as_i64()
-            .unwrap();
-        v["next-row-id"] = (first + 1).into();
-    });
+    edit_metadata(tmp.path(), |v| v["next-row-id"] = 1.into());
     reads_as_java_and_strict_refuses(
         tmp.path(),
         "v3_lineage",
@@ -1209,7 +1229,11 @@ async fn snapshot_id_outside_a_long_is_refused_naming_it() {
         .to_string();
         assert_has(
             &err,
-            &["metadata.json", "snapshot-id 18446744073709551615", "not a long"],
+            &[
+                "metadata.json",
+                "snapshot-id 18446744073709551615",
+                "not a long",
+            ],
         );
     }
 }

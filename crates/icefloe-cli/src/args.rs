@@ -37,8 +37,7 @@ impl TableArgs {
                     );
                 }
                 let t =
-                    crate::catalog::load(name, &self.table, self.storage.config_for(None)?)
-                        .await?;
+                    crate::catalog::load(name, &self.table, self.storage.config_for(None)?).await?;
                 if self.open.strict {
                     t.make_strict()?;
                 }

@@ -299,7 +299,9 @@ mod tests {
         assert_eq!(taken.len(), 2);
         assert_eq!(taken[0].warning.file, "a");
         assert_eq!(taken[0].more, 1);
-        assert!(taken[0].to_string().contains("[manifest-counts] (and 1 more)"));
+        assert!(taken[0]
+            .to_string()
+            .contains("[manifest-counts] (and 1 more)"));
         // Once per table: the same rule again is counted, not shown again.
         ws.report(w(Rule::ManifestCounts, "d")).unwrap();
         assert!(ws.take().is_empty());

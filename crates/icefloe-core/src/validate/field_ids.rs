@@ -70,7 +70,9 @@ pub fn check_field_ids(
     missing.dedup();
     if let Some(id) = missing.first() {
         let source = match identity_sources.contains(id) {
-            true => "the source of an identity partition field, whose value is in the partition tuple",
+            true => {
+                "the source of an identity partition field, whose value is in the partition tuple"
+            }
             false => "not an identity partition source",
         };
         warnings.report(Warning::new(

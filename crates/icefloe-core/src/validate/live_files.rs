@@ -181,9 +181,8 @@ impl LiveFiles {
     /// the snapshot only when it was read completely. Warnings go to `warnings`.
     pub fn finish(self, snapshot: &Snapshot, warnings: &Warnings) -> crate::Result<()> {
         let err = |r: String| crate::Error::manifest(&self.list, r);
-        let warn = |rule, r: String| {
-            warnings.report(Warning::new(rule, Subject::Manifest, &self.list, r))
-        };
+        let warn =
+            |rule, r: String| warnings.report(Warning::new(rule, Subject::Manifest, &self.list, r));
         if let (Some((file, first, end)), Some(next)) = (&self.past_next, self.next_row_id) {
             warn(Rule::RowIdAssignment, format!(
                 "data file {file} has row ids {first} to {}, at or beyond the table's next-row-id {next} (spec: \"Row Lineage\", \"First Row ID Assignment\")",

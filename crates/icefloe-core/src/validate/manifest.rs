@@ -56,13 +56,16 @@ pub fn check_manifest_list(
                 ));
             }
             if mf.sequence_number > snapshot.sequence_number && fv >= 2 {
-                warn(Rule::SequenceNumbers, format!(
-                    "{} ({}) is above the sequence number of snapshot {} ({})",
-                    what("sequence_number"),
-                    mf.sequence_number,
-                    snapshot.snapshot_id,
-                    snapshot.sequence_number
-                ));
+                warn(
+                    Rule::SequenceNumbers,
+                    format!(
+                        "{} ({}) is above the sequence number of snapshot {} ({})",
+                        what("sequence_number"),
+                        mf.sequence_number,
+                        snapshot.snapshot_id,
+                        snapshot.sequence_number
+                    ),
+                );
             }
             if fv < 2 && mf.content == ManifestContent::Deletes {
                 return Err(format!(
@@ -174,7 +177,12 @@ pub fn check_manifest(
     for e in entries.iter_mut() {
         let file = e.data_file.file_path.clone();
         let mut warn = |rule, r: String| {
-            found.push(Warning::new(rule, Subject::Manifest, path, format!("{file}: {r}")))
+            found.push(Warning::new(
+                rule,
+                Subject::Manifest,
+                path,
+                format!("{file}: {r}"),
+            ))
         };
         check_entry(e, mf, m, &known_ids, &mut warn)
             .map_err(|r| crate::Error::manifest(path, format!("{file}: {r}")))?;
@@ -350,9 +358,12 @@ fn check_entry(
         ));
     }
     if fv < 3 && f.first_row_id.is_some() {
-        warn(Rule::NewerFeature, format!(
+        warn(
+            Rule::NewerFeature,
+            format!(
             "first_row_id (row lineage, a format version 3 feature) in a format version {fv} table"
-        ));
+        ),
+        );
     }
     if fv >= 2 && e.status != EntryStatus::Deleted {
         if let Some(added) = m.snapshot(e.snapshot_id) {

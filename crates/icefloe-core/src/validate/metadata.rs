@@ -61,9 +61,12 @@ fn check(m: &TableMetadata, warn: &mut Warn<'_>) -> Result<(), String> {
         ));
     }
     if fv < 3 && m.next_row_id.is_some() {
-        warn(Rule::NewerFeature, format!(
+        warn(
+            Rule::NewerFeature,
+            format!(
             "next-row-id (row lineage, a format version 3 feature) in a format version {fv} table"
-        ));
+        ),
+        );
     }
     if let Some(n) = m.next_row_id {
         non_negative(n, "next-row-id")?;

@@ -6,14 +6,18 @@ use std::collections::HashSet;
 
 use super::metadata::Warn;
 use super::{MAX_USER_FIELD_ID, RESERVED_COLUMN_NAMES};
-use crate::warning::Rule;
 use crate::spec::{PrimitiveType, Schema, StructType, Type};
+use crate::warning::Rule;
 
 /// Checks one schema of a table with this `format_version`. The error text names the schema,
 /// the field and the rule. A V3 type or default value in an older table is a warning: Iceberg
 /// Java reads such schemas (PyIceberg writes defaults into format version 2 metadata), and
 /// they read the same.
-pub fn check_schema(schema: &Schema, format_version: i64, warn: &mut Warn<'_>) -> Result<(), String> {
+pub fn check_schema(
+    schema: &Schema,
+    format_version: i64,
+    warn: &mut Warn<'_>,
+) -> Result<(), String> {
     let mut ids = HashSet::new();
     let sid = schema.schema_id;
     for f in schema.columns() {

@@ -92,6 +92,7 @@ impl Catalog {
         } else {
             format!("{}/{}", self.source.name(), path.join("/"))
         };
+        log_warnings(&table, &location);
         tables.push(Arc::new(MountedTable {
             id,
             path,
@@ -186,6 +187,7 @@ impl MountedTable {
     /// Re-reads the table's metadata; returns whether a newer metadata file was found.
     pub async fn refresh(&self) -> Result<bool> {
         let fresh = self.source.load_table(&self.ident).await?;
+        log_warnings(&fresh, &self.location);
         let mut cur = write(&self.table);
         if cur.metadata_file() == fresh.metadata_file() {
             return Ok(false);
@@ -222,4 +224,13 @@ impl MountedTable {
             .await?;
         Ok(plan.clone())
     }
+}
+
+/// Logs each rule of the spec `table` breaks without changing what it reads (the core reads it
+/// as Iceberg Java does), once per table, as it is found: the mount's warnings.
+fn log_warnings(table: &Table, location: &str) {
+    let location = location.to_string();
+    table
+        .warnings()
+        .set_sink(Box::new(move |w| tracing::warn!("{location}: {w}")));
 }

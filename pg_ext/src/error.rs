@@ -152,6 +152,26 @@ impl FdwError {
     }
 }
 
+/// Raises one WARNING for the rules of the spec `table` was found to break without changing
+/// its rows (read as Iceberg Java reads them), if any not yet shown: the first in the message,
+/// the others in the detail. `display` names the table. On the backend thread only.
+pub fn report_warnings(display: &str, table: &icefloe_core::Table) {
+    let found = table.warnings().take();
+    let Some((first, rest)) = found.split_first() else {
+        return;
+    };
+    let mut report = ErrorReport::new(
+        PgSqlErrorCode::ERRCODE_WARNING,
+        format!("{display}: {first} (the server option strict refuses it)"),
+        "icefloe_fdw",
+    );
+    if !rest.is_empty() {
+        let lines: Vec<String> = rest.iter().map(ToString::to_string).collect();
+        report = report.set_detail(lines.join("\n"));
+    }
+    report.report(PgLogLevel::WARNING);
+}
+
 /// Unwraps a result or raises its error as a Postgres ERROR.
 pub trait OrReport<T> {
     /// The value, or an ERROR.

@@ -195,6 +195,7 @@ fn open_unpinned(r: &Resolved, location: &str) -> Result<Table, FdwError> {
             Default::default()
         },
         path_map: r.open.path_map.clone(),
+        strict: r.open.strict,
     };
     let table = if own { r.table.clone() } else { None };
     let location = location.to_string();
@@ -208,10 +209,16 @@ fn open_unpinned(r: &Resolved, location: &str) -> Result<Table, FdwError> {
         }
         (None, _) => None,
     };
+    let strict = r.open.strict;
     runtime::block_on_interruptible(async move {
         match table {
             Some((_, ident)) if catalog.is_some() => {
-                catalog.expect("checked").load_table(&ident).await
+                // A catalog's table is opened as the catalog says: strict is applied after.
+                let t = catalog.expect("checked").load_table(&ident).await?;
+                if strict {
+                    t.make_strict()?;
+                }
+                Ok(t)
             }
             Some((warehouse, ident)) => {
                 Warehouse::new(&warehouse, open, caches)?
@@ -1402,6 +1409,9 @@ unsafe extern "C-unwind" fn shutdown_foreign_scan(node: *mut pg_sys::ForeignScan
 #[pg_guard]
 unsafe extern "C-unwind" fn end_foreign_scan(node: *mut pg_sys::ForeignScanState) {
     if let Some(state) = state_of(node) {
+        if let Some(scan) = &state.scan {
+            crate::error::report_warnings(&state.display, scan.table());
+        }
         // Stop reading now; the state itself is freed with the query's memory.
         state.stream = None;
         state.readers.clear();

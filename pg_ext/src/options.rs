@@ -28,6 +28,9 @@
 //!   table; `latest_by_last_updated_ms` (boolean) and `path_map` (`OLD=NEW` pairs separated by
 //!   commas, first match wins) on a foreign table or its server, the table's winning. A
 //!   `path_map` target or `metadata_file` that reads local files follows the local-file rule.
+//! - `strict` (boolean, server): refuse a table that breaks any rule of the spec, also one
+//!   whose rows the rule does not change (read by default as Iceberg Java reads it, with a
+//!   WARNING per scan).
 
 use std::ffi::CStr;
 
@@ -97,6 +100,7 @@ pub const SERVER_OPTIONS: &[&str] = &[
     "ambient_credentials",
     "latest_by_last_updated_ms",
     "path_map",
+    "strict",
 ];
 /// Options that choose a metadata file or rewrite paths: a REST catalog makes those choices,
 /// so its servers and their tables refuse them.
@@ -597,6 +601,8 @@ pub struct Resolved {
 pub struct OpenSettings {
     pub metadata: icefloe_core::MetadataSelection,
     pub path_map: Vec<(String, String)>,
+    /// The server's `strict`: warnings are errors.
+    pub strict: bool,
 }
 
 /// `path_map`: `OLD=NEW` pairs separated by commas.
@@ -642,6 +648,10 @@ pub fn open_settings(table: &OptionList, server: &OptionList) -> Result<OpenSett
             .map(parse_path_map)
             .transpose()?
             .unwrap_or_default(),
+        strict: get(server, "strict")
+            .map(|v| parse_bool("strict", v))
+            .transpose()?
+            .unwrap_or(false),
     })
 }
 
@@ -649,6 +659,9 @@ pub fn open_settings(table: &OptionList, server: &OptionList) -> Result<OpenSett
 /// for every place they lead to (a `path_map` target, an absolute `metadata_file`).
 fn check_open_options(opts: &OptionList, user: pg_sys::Oid) -> Result<(), FdwError> {
     let settings = open_settings(opts, &OptionList::new())?;
+    if let Some(v) = get(opts, "strict") {
+        parse_bool("strict", v)?;
+    }
     for (_, new) in &settings.path_map {
         check_local_access(new, "path_map target", user)?;
     }

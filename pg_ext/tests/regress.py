@@ -675,6 +675,40 @@ def corrupt_inputs_are_errors():
 
 
 @test
+def broken_rule_that_keeps_the_rows_warns_and_strict_refuses():
+    """A format version 2 table with default values (as PyIceberg writes them): read as Iceberg
+    Java reads it, with one WARNING per scan; a server with `strict` refuses it."""
+    d = corrupt_copy("equality_deletes_v2", "v2_defaults")
+    meta = os.path.join(d, "metadata")
+    v = open(os.path.join(meta, "version-hint.text")).read().strip()
+    path = os.path.join(meta, f"v{v}.metadata.json")
+    m = json.load(open(path))
+    for s in m["schemas"]:
+        for f in s["fields"]:
+            if f["type"] == "string":
+                f["initial-default"] = "none"
+                f["write-default"] = "none"
+    json.dump(m, open(path, "w"))
+    want = next(t for t in load_fixtures() if t["table"] == "equality_deletes_v2")
+    want = len(expected_rows(next(s for s in want["snapshots"] if s["snapshot_id"] == want["current_snapshot_id"])))
+    psql("DROP SCHEMA IF EXISTS pol CASCADE; CREATE SCHEMA pol;"
+         "DROP SERVER IF EXISTS strict_lake CASCADE;"
+         "CREATE SERVER strict_lake FOREIGN DATA WRAPPER icefloe OPTIONS (strict 'true');"
+         f"CREATE FOREIGN TABLE pol.lenient (id bigint) SERVER lake OPTIONS (location '{d}');"
+         f"CREATE FOREIGN TABLE pol.strict (id bigint) SERVER strict_lake OPTIONS (location '{d}')")
+    out = psql("SELECT count(*) FROM (SELECT id FROM pol.lenient OFFSET 0) s", notices=True)
+    assert out.split("\n")[0].strip() == str(want), out
+    assert out.count("WARNING") == 1, out
+    for part in ["has a default value", "format version 2 table", "[newer-format-feature]", "strict"]:
+        assert part in out, f"WARNING lacks {part!r}: {out}"
+    expect_error("SELECT count(*) FROM (SELECT id FROM pol.strict OFFSET 0) s",
+                 contains=["metadata.json", "has a default value"])
+    expect_error("CREATE SERVER bad_strict FOREIGN DATA WRAPPER icefloe OPTIONS (strict 'maybe')",
+                 sqlstate="HV024")
+    psql("DROP SCHEMA pol CASCADE; DROP SERVER strict_lake CASCADE")
+
+
+@test
 def query_cancel_stops_a_long_scan():
     # A scan that runs for many seconds: the foreign table rescanned under a nested loop.
     sql = ("SET statement_timeout = '300ms'; SET enable_hashjoin = off; SET enable_mergejoin = off; "

@@ -115,3 +115,88 @@ fn broken_delete_file_fails_before_the_first_row() {
     assert!(String::from_utf8_lossy(&r.stderr).contains("CRC"));
     assert!(r.stdout.is_empty(), "{} bytes printed", r.stdout.len());
 }
+
+/// A table that breaks a rule without changing its rows (a delete manifest with a
+/// `first_row_id`, as DuckDB writes): `icefloe cat` prints the rows and one warning line on
+/// standard error naming the file and the rule; with `--strict` it refuses the table.
+#[test]
+fn cat_warns_once_and_strict_refuses() {
+    let tmp = copy_table(&fixtures_dir().join("warehouse/db/v3_basic"));
+    let dir = tmp.path().to_str().unwrap();
+    let want = icefloe(&["cat", dir, "--format", "jsonl"]);
+    assert!(want.status.success());
+    assert!(
+        want.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&want.stderr)
+    );
+    let mut edited = 0;
+    for e in std::fs::read_dir(tmp.path().join("metadata")).unwrap() {
+        let p = e.unwrap().path();
+        if !p
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .starts_with("snap-")
+        {
+            continue;
+        }
+        let bytes = std::fs::read(&p).unwrap();
+        let reader = apache_avro::Reader::new(&bytes[..]).unwrap();
+        let schema = reader.writer_schema().clone();
+        let meta = reader.user_metadata().clone();
+        let mut w = apache_avro::Writer::new(&schema, Vec::new());
+        for (k, v) in meta {
+            w.add_user_metadata(k, v).unwrap();
+        }
+        for v in reader {
+            let mut v = v.unwrap();
+            if let apache_avro::types::Value::Record(fields) = &mut v {
+                let delete = fields
+                    .iter()
+                    .any(|(n, v)| n == "content" && matches!(v, apache_avro::types::Value::Int(1)));
+                if delete {
+                    for (n, v) in fields.iter_mut() {
+                        if n == "first_row_id" {
+                            *v = apache_avro::types::Value::Union(
+                                1,
+                                Box::new(apache_avro::types::Value::Long(7)),
+                            );
+                            edited += 1;
+                        }
+                    }
+                }
+            }
+            w.append(v).unwrap();
+        }
+        std::fs::write(&p, w.into_inner().unwrap()).unwrap();
+    }
+    assert!(edited > 0);
+
+    let r = icefloe(&["cat", dir, "--format", "jsonl"]);
+    assert!(r.status.success());
+    assert_eq!(
+        r.stdout, want.stdout,
+        "rows differ from the unedited table's"
+    );
+    let err = String::from_utf8_lossy(&r.stderr).to_string();
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 1, "one warning per table: {err}");
+    for part in [
+        "icefloe: warning:",
+        "snap-",
+        "first_row_id 7",
+        "[delete-manifest-first-row-id]",
+        "--strict",
+    ] {
+        assert!(lines[0].contains(part), "warning lacks {part:?}: {err}");
+    }
+
+    let r = icefloe(&["cat", dir, "--format", "jsonl", "--strict"]);
+    assert!(!r.status.success());
+    assert!(r.stdout.is_empty());
+    let err = String::from_utf8_lossy(&r.stderr).to_string();
+    assert!(err.starts_with("icefloe: invalid manifest"), "{err}");
+    assert!(err.contains("first_row_id 7"), "{err}");
+}

@@ -141,6 +141,86 @@ fn assert_has(err: &str, parts: &[&str]) {
     }
 }
 
+/// Reads snapshot `id` of the table at `dir` (with that snapshot's schema, as the fixtures'
+/// expected rows were read) as JSON rows with lineage, and the names of the rules the read
+/// found broken; every warning an error if `strict`.
+async fn rows_of(
+    dir: &Path,
+    id: i64,
+    strict: bool,
+) -> icefloe_core::Result<(Vec<Value>, Vec<&'static str>)> {
+    use icefloe_core::encode::JsonLinesWriter;
+    let opts = icefloe_core::OpenOptions {
+        strict,
+        ..Default::default()
+    };
+    let caches = std::sync::Arc::new(icefloe_core::cache::Caches::new(32 << 20));
+    let table = Table::open_with_options(dir.to_str().unwrap(), caches, &opts).await?;
+    let scan = Scan::builder()
+        .snapshot(icefloe_core::SnapshotSelector::Id(id))
+        .lineage(true)
+        .build(&table)?;
+    let tasks = scan.plan_files().await?;
+    scan.load_deletes(&tasks).await?;
+    let batches: Vec<_> = scan.read_tasks(tasks).try_collect().await?;
+    let mut w = JsonLinesWriter::new(Vec::new());
+    for b in &batches {
+        w.write_batch(b)?;
+    }
+    let rows = String::from_utf8(w.finish()?)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let rules = table
+        .warnings()
+        .all()
+        .iter()
+        .map(|f| f.warning.rule.name())
+        .collect();
+    Ok((rows, rules))
+}
+
+/// The current snapshot id of the table at `dir`.
+fn current_id(dir: &Path) -> i64 {
+    current_list(dir).0
+}
+
+/// The rows Spark read from snapshot `id` of fixture table `table`.
+fn truth(table: &str, id: i64) -> Vec<Value> {
+    icefloe_testkit::all_snapshots()
+        .into_iter()
+        .find(|s| s.table == table && s.snapshot_id == id)
+        .unwrap_or_else(|| panic!("no fixture snapshot {table} {id}"))
+        .expected_rows()
+}
+
+/// The refusal policy for a table that breaks a rule without changing its answer: the current
+/// snapshot of `dir` (an edited copy of fixture table `table`) reads Spark's rows for it with
+/// a warning of `rule`, and a strict read refuses it with an error holding `parts`.
+async fn reads_as_java_and_strict_refuses(dir: &Path, table: &str, rule: &str, parts: &[&str]) {
+    let id = current_id(dir);
+    let (rows, rules) = rows_of(dir, id, false).await.unwrap();
+    if let Some(d) = icefloe_testkit::diff_rows(&rows, &truth(table, id)) {
+        panic!("{table} read with {rules:?} differs from Spark's rows: {d}");
+    }
+    assert!(rules.contains(&rule), "no {rule} warning: {rules:?}");
+    let err = rows_of(dir, id, true).await.unwrap_err().to_string();
+    assert_has(&err, parts);
+}
+
+/// A broken rule that may change the rows (the reading rule gives Iceberg Java's answer, which
+/// the fixture does not hold): the read warns of `rule`, and a strict read refuses it with an
+/// error holding `parts`.
+async fn warns_and_strict_refuses(dir: &Path, rule: &str, parts: &[&str]) -> Vec<Value> {
+    let id = current_id(dir);
+    let (rows, rules) = rows_of(dir, id, false).await.unwrap();
+    assert!(rules.contains(&rule), "no {rule} warning: {rules:?}");
+    let err = rows_of(dir, id, true).await.unwrap_err().to_string();
+    assert_has(&err, parts);
+    rows
+}
+
 // Item 1: the schema's type must agree with the Parquet column.
 
 #[tokio::test]
@@ -321,21 +401,43 @@ async fn invalid_metadata_is_refused() {
 }
 
 #[tokio::test]
-async fn v3_features_in_a_v2_table_are_refused() {
-    // A V3 type.
+async fn v3_features_in_a_v2_table_warn_or_are_refused() {
+    // A V3 type: Iceberg Java reads the schema; a strict read refuses it.
     let tmp = copy_table(&table_dir("equality_deletes_v2"));
     set_type(tmp.path(), "category", "variant");
+    let strict = icefloe_core::OpenOptions {
+        strict: true,
+        ..Default::default()
+    };
+    let open_strict = |dir: &Path| {
+        let dir = dir.to_str().unwrap().to_string();
+        let opts = strict.clone();
+        async move {
+            Table::open_with_options(&dir, icefloe_core::cache::Caches::global(), &opts)
+                .await
+                .unwrap_err()
+                .to_string()
+        }
+    };
+    let t = Table::open(tmp.path().to_str().unwrap()).await.unwrap();
+    assert_eq!(
+        t.warnings().all()[0].warning.rule.name(),
+        "newer-format-feature"
+    );
     assert_has(
-        &open_error(tmp.path()).await,
+        &open_strict(tmp.path()).await,
         &["format version 3 type", "format version 2 table"],
     );
-    // Row lineage.
+    // Row lineage: Iceberg Java does not read next-row-id in a format version 2 table.
     let tmp = copy_table(&table_dir("equality_deletes_v2"));
     edit_metadata(tmp.path(), |v| v["next-row-id"] = 10.into());
-    assert_has(
-        &open_error(tmp.path()).await,
+    reads_as_java_and_strict_refuses(
+        tmp.path(),
+        "equality_deletes_v2",
+        "newer-format-feature",
         &["next-row-id", "format version 2 table"],
-    );
+    )
+    .await;
     // Deletion vectors: a v3 table relabelled as v2 (without its lineage fields).
     let tmp = copy_table(&table_dir("v3_basic"));
     edit_metadata(tmp.path(), |v| {
@@ -643,7 +745,7 @@ async fn deletion_vector_relabelled_as_parquet_is_refused() {
 }
 
 #[tokio::test]
-async fn data_manifest_without_first_row_id_in_a_lineage_snapshot_is_refused() {
+async fn data_manifest_without_first_row_id_in_a_lineage_snapshot_warns() {
     let tmp = copy_table(&table_dir("v3_basic"));
     let (_, list) = current_list(tmp.path());
     let n = edit_avro(&list, |mf| {
@@ -654,14 +756,20 @@ async fn data_manifest_without_first_row_id_in_a_lineage_snapshot_is_refused() {
         true
     });
     assert!(n > 0);
-    assert_has(
-        &scan_error(tmp.path()).await,
+    // As Iceberg Java reads it: the rows of those manifests have a null _row_id.
+    let rows = warns_and_strict_refuses(
+        tmp.path(),
+        "row-id-assignment",
         &[
             "snap-",
             "has no first_row_id",
             "Row Lineage for Upgraded Tables",
         ],
-    );
+    )
+    .await;
+    let want = truth("v3_basic", current_id(tmp.path()));
+    assert_eq!(rows.len(), want.len());
+    assert!(rows.iter().all(|r| r["_row_id"].is_null()), "{rows:?}");
 }
 
 #[tokio::test]
@@ -695,7 +803,7 @@ async fn overlapping_row_id_ranges_are_refused() {
 }
 
 #[tokio::test]
-async fn manifest_sequence_number_unlike_its_snapshots_is_refused() {
+async fn manifest_sequence_number_unlike_its_snapshots_warns() {
     let tmp = copy_table(&table_dir("v3_basic"));
     let (id, list) = current_list(tmp.path());
     let n = edit_avro(&list, |mf| {
@@ -709,18 +817,21 @@ async fn manifest_sequence_number_unlike_its_snapshots_is_refused() {
         true
     });
     assert!(n > 0);
-    assert_has(
-        &scan_error(tmp.path()).await,
+    // Iceberg Java takes the manifest list's number: a warning, refused when strict.
+    warns_and_strict_refuses(
+        tmp.path(),
+        "sequence-numbers",
         &[
             "snap-",
             "that added it has sequence-number",
             "Manifest Lists",
         ],
-    );
+    )
+    .await;
 }
 
 #[tokio::test]
-async fn schema_field_id_never_assigned_is_refused() {
+async fn schema_field_id_never_assigned_warns() {
     let tmp = copy_table(&table_dir("v3_types"));
     edit_metadata(tmp.path(), |v| {
         let last = v["last-column-id"].as_i64().unwrap();
@@ -731,37 +842,49 @@ async fn schema_field_id_never_assigned_is_refused() {
             }
         }
     });
-    assert_has(&open_error(tmp.path()).await, &["above last-column-id"]);
+    // Iceberg Java does not check it when reading; columns are still found by their ids.
+    warns_and_strict_refuses(tmp.path(), "last-column-id", &["above last-column-id"]).await;
 }
 
 /// Rewrites Parquet file `file` with field id `from` relabelled `to`, and records its new
 /// size in the manifests.
 fn relabel_parquet_field_id(dir: &Path, file: &Path, from: i32, to: i32) {
+    rewrite_parquet_columns(dir, file, |f| {
+        let mut md = f.metadata().clone();
+        if md.get("PARQUET:field_id") == Some(&from.to_string()) {
+            md.insert("PARQUET:field_id".to_string(), to.to_string());
+        }
+        Some(f.clone().with_metadata(md))
+    });
+}
+
+/// Rewrites Parquet file `file` with each top-level column as `edit` makes it (`None` drops
+/// it), and records its new size in the manifests.
+fn rewrite_parquet_columns(
+    dir: &Path,
+    file: &Path,
+    edit: impl Fn(&arrow::datatypes::Field) -> Option<arrow::datatypes::Field>,
+) {
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
     use parquet::arrow::ArrowWriter;
     let bytes = bytes::Bytes::from(std::fs::read(file).unwrap());
     let builder = ParquetRecordBatchReaderBuilder::try_new(bytes).unwrap();
-    let schema = builder.schema().clone();
-    let fields: Vec<arrow::datatypes::Field> = schema
+    let kept: Vec<(usize, arrow::datatypes::Field)> = builder
+        .schema()
         .fields()
         .iter()
-        .map(|f| {
-            let mut md = f.metadata().clone();
-            if md.get("PARQUET:field_id") == Some(&from.to_string()) {
-                md.insert("PARQUET:field_id".to_string(), to.to_string());
-            }
-            f.as_ref().clone().with_metadata(md)
-        })
+        .enumerate()
+        .filter_map(|(i, f)| edit(f).map(|f| (i, f)))
         .collect();
-    let schema = std::sync::Arc::new(arrow::datatypes::Schema::new(fields));
+    let schema = std::sync::Arc::new(arrow::datatypes::Schema::new(
+        kept.iter().map(|(_, f)| f.clone()).collect::<Vec<_>>(),
+    ));
     let mut w = ArrowWriter::try_new(Vec::new(), schema.clone(), None).unwrap();
     for b in builder.build().unwrap() {
         let b = b.unwrap();
-        w.write(
-            &arrow::record_batch::RecordBatch::try_new(schema.clone(), b.columns().to_vec())
-                .unwrap(),
-        )
-        .unwrap();
+        let columns = kept.iter().map(|(i, _)| b.column(*i).clone()).collect();
+        w.write(&arrow::record_batch::RecordBatch::try_new(schema.clone(), columns).unwrap())
+            .unwrap();
     }
     let out = w.into_inner().unwrap();
     let size = out.len() as i64;
@@ -778,9 +901,9 @@ fn relabel_parquet_field_id(dir: &Path, file: &Path, from: i32, to: i32) {
 }
 
 #[tokio::test]
-async fn field_id_edited_in_a_data_file_is_refused() {
-    // Column `name` (field id 2, optional) relabelled 1000 in one data file: it would read as
-    // null for every row of that file.
+async fn field_id_edited_in_a_data_file_warns() {
+    // Column `name` (field id 2, optional) relabelled 1000 in one data file: it reads as null
+    // for every row of that file, as in Iceberg Java, with a warning.
     let tmp = copy_table(&table_dir("v3_basic"));
     let file = tmp.path().join("data").join(
         first_data_file(&table_dir("v3_basic"))
@@ -790,14 +913,16 @@ async fn field_id_edited_in_a_data_file_is_refused() {
     );
     relabel_parquet_field_id(tmp.path(), &file, 2, 1000);
     let name = file.file_name().unwrap().to_str().unwrap();
-    assert_has(
-        &scan_error(tmp.path()).await,
+    warns_and_strict_refuses(
+        tmp.path(),
+        "metrics-without-column",
         &[name, "no column with field id 2", "metrics for field id 2"],
-    );
+    )
+    .await;
 }
 
 #[tokio::test]
-async fn every_field_id_of_a_data_file_unknown_to_the_table_is_refused() {
+async fn every_field_id_of_a_data_file_unknown_to_the_table_warns() {
     let tmp = copy_table(&table_dir("v3_basic"));
     let file = tmp.path().join("data").join(
         first_data_file(&table_dir("v3_basic"))
@@ -828,10 +953,12 @@ async fn every_field_id_of_a_data_file_unknown_to_the_table_is_refused() {
         }
         true
     });
-    assert_has(
-        &scan_error(tmp.path()).await,
+    warns_and_strict_refuses(
+        tmp.path(),
+        "no-known-field-ids",
         &[&name, "none of which is a field of any schema"],
-    );
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -885,4 +1012,228 @@ async fn changed_initial_default_is_a_legitimate_edit() {
         }
     }
     assert!(edited > 0, "no row read the initial-default");
+}
+
+// The refusal policy over what other writers write: each table below is a fixture table
+// edited the way that writer writes it, without changing its rows. It reads Spark's rows with
+// a warning, and a strict read refuses it.
+
+/// Hive-style files (PyIceberg `add_files`, migrated tables): the identity partition column is
+/// not in the data file, but the manifest records its metrics from the partition value.
+#[tokio::test]
+async fn identity_partition_column_absent_from_its_data_file() {
+    let tmp = copy_table(&table_dir("partitioned"));
+    let tasks = {
+        let t = Table::open(tmp.path().to_str().unwrap()).await.unwrap();
+        Scan::builder()
+            .build(&t)
+            .unwrap()
+            .plan_files()
+            .await
+            .unwrap()
+    };
+    let mut dropped = Vec::new();
+    for task in tasks.iter().filter(|t| t.deletion_vector.is_none()) {
+        let rel = task
+            .data_file
+            .file_path
+            .split("/partitioned/")
+            .nth(1)
+            .unwrap();
+        // `cat` (field id 2) is an identity partition field of every spec of the table.
+        rewrite_parquet_columns(tmp.path(), &tmp.path().join(rel), |f| {
+            (f.metadata().get("PARQUET:field_id").map(String::as_str) != Some("2"))
+                .then(|| f.clone())
+        });
+        dropped.push(rel.rsplit('/').next().unwrap().to_string());
+    }
+    assert!(!dropped.is_empty());
+    reads_as_java_and_strict_refuses(
+        tmp.path(),
+        "partitioned",
+        "metrics-without-column",
+        &[
+            ".parquet",
+            "no column with field id 2",
+            "identity partition",
+        ],
+    )
+    .await;
+}
+
+/// PyIceberg writes `initial-default` and `write-default` into format version 2 metadata.
+#[tokio::test]
+async fn default_values_in_a_format_version_2_table() {
+    let tmp = copy_table(&table_dir("equality_deletes_v2"));
+    edit_metadata(tmp.path(), |v| {
+        for s in v["schemas"].as_array_mut().unwrap() {
+            for f in s["fields"].as_array_mut().unwrap() {
+                if f["type"] == "string" {
+                    f["initial-default"] = "none".into();
+                    f["write-default"] = "none".into();
+                }
+            }
+        }
+    });
+    reads_as_java_and_strict_refuses(
+        tmp.path(),
+        "equality_deletes_v2",
+        "newer-format-feature",
+        &["has a default value", "format version 2 table"],
+    )
+    .await;
+}
+
+/// Counts in a manifest list that disagree with its manifests (optional in format version 1,
+/// written loosely by some writers): the manifests' entries are read.
+#[tokio::test]
+async fn manifest_list_counts_unlike_the_manifest() {
+    let tmp = copy_table(&table_dir("equality_deletes_v2"));
+    let (_, list) = current_list(tmp.path());
+    let n = edit_avro(&list, |mf| {
+        if long(field(mf, "content")) != Some(0) {
+            return false;
+        }
+        for name in [
+            "added_rows_count",
+            "existing_rows_count",
+            "added_files_count",
+        ] {
+            match field(mf, name) {
+                Avro::Long(v) => *v = 0,
+                Avro::Int(v) => *v = 0,
+                _ => {}
+            }
+        }
+        true
+    });
+    assert!(n > 0);
+    reads_as_java_and_strict_refuses(
+        tmp.path(),
+        "equality_deletes_v2",
+        "manifest-counts",
+        &[
+            "-m",
+            ".avro",
+            "records added_files_count 0",
+            "its entries count",
+        ],
+    )
+    .await;
+}
+
+/// A deletion vector in a file without a Puffin footer (DuckDB 1.5.3): the blob at the
+/// manifest's offsets carries its own length, magic and CRC.
+#[tokio::test]
+async fn deletion_vector_in_a_file_without_a_puffin_footer() {
+    use icefloe_core::delete::puffin::footer_payload_size;
+    let tmp = copy_table(&table_dir("v3_basic"));
+    let mut bare = 0;
+    for e in std::fs::read_dir(tmp.path().join("data")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().and_then(|x| x.to_str()) != Some("puffin") {
+            continue;
+        }
+        let bytes = std::fs::read(&p).unwrap();
+        let payload = footer_payload_size(&bytes, bytes.len() as u64, "seed").unwrap();
+        let end = bytes.len() - payload as usize - 16;
+        std::fs::write(&p, &bytes[..end]).unwrap();
+        let name = p.file_name().unwrap().to_str().unwrap().to_string();
+        edit_data_files(tmp.path(), |df| {
+            if !text(field(df, "file_path")).unwrap().ends_with(&name) {
+                return false;
+            }
+            *field(df, "file_size_in_bytes") = Avro::Long(end as i64);
+            true
+        });
+        bare += 1;
+    }
+    assert!(bare > 0);
+    reads_as_java_and_strict_refuses(
+        tmp.path(),
+        "v3_basic",
+        "puffin-footer",
+        &[".puffin", "Puffin footer"],
+    )
+    .await;
+}
+
+/// DuckDB 1.5 sets a `first_row_id` on every delete manifest of a format version 3 table.
+#[tokio::test]
+async fn delete_manifest_with_a_first_row_id() {
+    let tmp = copy_table(&table_dir("v3_basic"));
+    let mut n = 0;
+    edit_manifest_lists(tmp.path(), |mf| {
+        if long(field(mf, "content")) != Some(1) {
+            return false;
+        }
+        *field(mf, "first_row_id") = Avro::Union(1, Box::new(Avro::Long(840)));
+        n += 1;
+        true
+    });
+    assert!(n > 0);
+    reads_as_java_and_strict_refuses(
+        tmp.path(),
+        "v3_basic",
+        "delete-manifest-first-row-id",
+        &["delete manifest", "first_row_id 840", "always null"],
+    )
+    .await;
+}
+
+/// A MERGE written by DuckDB through a REST catalog: the table's `next-row-id` is below the
+/// row ids the snapshot and its manifest list assign. Row ids come from the manifest list.
+#[tokio::test]
+async fn next_row_id_below_the_assigned_row_ids() {
+    let tmp = copy_table(&table_dir("v3_lineage"));
+    edit_metadata(tmp.path(), |v| v["next-row-id"] = 1.into());
+    reads_as_java_and_strict_refuses(
+        tmp.path(),
+        "v3_lineage",
+        "row-id-assignment",
+        &["metadata.json", "beyond next-row-id"],
+    )
+    .await;
+}
+
+/// A snapshot id outside the range of a long is refused (Iceberg Java refuses it too), with
+/// the value and the rule.
+#[tokio::test]
+async fn snapshot_id_outside_a_long_is_refused_naming_it() {
+    let tmp = copy_table(&table_dir("v3_basic"));
+    let p = current_metadata(tmp.path());
+    let text = std::fs::read_to_string(&p).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    let id = v["snapshots"][0]["snapshot-id"].as_i64().unwrap();
+    let text = text.replace(
+        &format!("\"snapshot-id\":{id},"),
+        "\"snapshot-id\":18446744073709551615,",
+    );
+    let text = text.replace(
+        &format!("\"snapshot-id\" : {id},"),
+        "\"snapshot-id\" : 18446744073709551615,",
+    );
+    std::fs::write(&p, text).unwrap();
+    for strict in [false, true] {
+        let opts = icefloe_core::OpenOptions {
+            strict,
+            ..Default::default()
+        };
+        let err = Table::open_with_options(
+            tmp.path().to_str().unwrap(),
+            icefloe_core::cache::Caches::global(),
+            &opts,
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+        assert_has(
+            &err,
+            &[
+                "metadata.json",
+                "snapshot-id 18446744073709551615",
+                "not a long",
+            ],
+        );
+    }
 }

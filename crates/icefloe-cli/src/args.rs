@@ -36,13 +36,21 @@ impl TableArgs {
                         "--metadata-file, --table-uuid, --latest-by-last-updated-ms and --path-map choose files of a table path; a catalog's table is loaded as its catalog says"
                     );
                 }
-                crate::catalog::load(name, &self.table, self.storage.config_for(None)?).await
+                let t =
+                    crate::catalog::load(name, &self.table, self.storage.config_for(None)?).await?;
+                if self.open.strict {
+                    t.make_strict()?;
+                }
+                crate::report::opened(&t);
+                Ok(t)
             }
             None => {
                 let opts = self
                     .open
                     .options(self.storage.config_for(Some(&self.table))?);
-                crate::open::open(&self.table, &opts).await
+                let t = crate::open::open(&self.table, &opts).await?;
+                crate::report::opened(&t);
+                Ok(t)
             }
         }
     }
@@ -67,6 +75,10 @@ pub struct OpenArgs {
     /// matching OLD wins
     #[arg(long = "path-map", value_name = "OLD=NEW", value_parser = parse_path_map)]
     pub path_map: Vec<(String, String)>,
+    /// Refuse a table that breaks any rule of the spec; by default one whose answer the rule
+    /// does not change is read as Iceberg Java reads it, with a warning
+    #[arg(long)]
+    pub strict: bool,
 }
 
 impl OpenArgs {
@@ -80,6 +92,7 @@ impl OpenArgs {
                 latest_by_last_updated_ms: self.latest_by_last_updated_ms,
             },
             path_map: self.path_map.clone(),
+            strict: self.strict,
         }
     }
 

@@ -199,6 +199,7 @@ fn main() -> ExitCode {
                 .and_then(|rt| rt.block_on(run(command, catalog.as_deref())))
         }
     };
+    report::print_warnings();
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if report::is_broken_pipe(&e) => ExitCode::SUCCESS,

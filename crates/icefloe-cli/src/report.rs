@@ -1,4 +1,31 @@
-//! How an error is printed: one line, every cause once.
+//! How an error is printed: one line, every cause once; and the warnings of the tables a
+//! command read.
+
+use std::sync::Mutex;
+
+use icefloe_core::Table;
+
+/// The tables this command opened, whose warnings are printed when it ends.
+static OPENED: Mutex<Vec<Table>> = Mutex::new(Vec::new());
+
+/// Remembers `table` to print its warnings when the command ends ([`print_warnings`]).
+pub fn opened(table: &Table) {
+    OPENED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(table.clone());
+}
+
+/// Prints on stderr, one line each, the rules of the spec that the tables read broke without
+/// changing the answer (each rule once per table, naming the first file that broke it).
+pub fn print_warnings() {
+    let tables = std::mem::take(&mut *OPENED.lock().unwrap_or_else(|e| e.into_inner()));
+    for t in tables {
+        for found in t.warnings().take() {
+            eprintln!("icefloe: warning: {found} (--strict refuses it)");
+        }
+    }
+}
 
 /// The error and its causes joined by `: `, leaving out a cause whose text is already part of
 /// the line (the core's errors print their source, and storage errors nest the same message).

@@ -11,6 +11,7 @@ use roaring::RoaringTreemap;
 use crate::delete::equality::EqualityDeleteSet;
 use crate::io::footer_cache::Footer;
 use crate::spec::{ManifestEntry, ManifestFile, TableMetadata};
+use crate::warning::{Warning, Warnings};
 
 /// Default total weight of all caches: 256 MiB.
 pub const DEFAULT_CACHE_BYTES: u64 = 256 << 20;
@@ -18,13 +19,21 @@ pub const DEFAULT_CACHE_BYTES: u64 = 256 << 20;
 /// The weight of one decoded manifest entry (about its size in memory).
 pub const MANIFEST_ENTRY_WEIGHT: u64 = 512;
 
+/// A decoded value and the rules its file breaks without changing what it reads, kept
+/// together so that every table reading it from the cache reports them again
+/// ([`get_or_load_checked`]).
+pub struct Checked<T> {
+    pub value: Arc<T>,
+    pub warnings: Vec<Warning>,
+}
+
 /// The caches of one process. Keys are resolved file locations (store URL + path).
 pub struct Caches {
     pub metadata: Cache<String, Arc<TableMetadata>>,
-    pub manifest_lists: Cache<String, Arc<Vec<ManifestFile>>>,
-    pub manifests: Cache<String, Arc<Vec<ManifestEntry>>>,
+    pub manifest_lists: Cache<String, Arc<Checked<Vec<ManifestFile>>>>,
+    pub manifests: Cache<String, Arc<Checked<Vec<ManifestEntry>>>>,
     /// Deleted positions of a data file, keyed by data file and the delete files applied.
-    pub delete_bitmaps: Cache<String, Arc<RoaringTreemap>>,
+    pub delete_bitmaps: Cache<String, Arc<Checked<RoaringTreemap>>>,
     pub equality_deletes: Cache<String, Arc<EqualityDeleteSet>>,
     /// Parquet footers of data files (crate::io::footer_cache), keyed by file and recorded size.
     pub parquet_footers: Cache<String, Arc<Footer>>,
@@ -56,17 +65,21 @@ impl Caches {
                 .build(),
             manifest_lists: Cache::builder()
                 .max_capacity(tenth)
-                .weigher(|_, v: &Arc<Vec<ManifestFile>>| weight(256 * (v.len() + 1)))
+                .weigher(|_, v: &Arc<Checked<Vec<ManifestFile>>>| {
+                    weight(256 * (v.value.len() + v.warnings.len() + 1))
+                })
                 .build(),
             manifests: Cache::builder()
                 .max_capacity(rest)
-                .weigher(|_, v: &Arc<Vec<ManifestEntry>>| {
-                    weight(MANIFEST_ENTRY_WEIGHT as usize * (v.len() + 1))
+                .weigher(|_, v: &Arc<Checked<Vec<ManifestEntry>>>| {
+                    weight(MANIFEST_ENTRY_WEIGHT as usize * (v.value.len() + v.warnings.len() + 1))
                 })
                 .build(),
             delete_bitmaps: Cache::builder()
                 .max_capacity(rest)
-                .weigher(|_, v: &Arc<RoaringTreemap>| weight(v.serialized_size() + 64))
+                .weigher(|_, v: &Arc<Checked<RoaringTreemap>>| {
+                    weight(v.value.serialized_size() + 256 * v.warnings.len() + 64)
+                })
                 .build(),
             equality_deletes: Cache::builder()
                 .max_capacity(rest)
@@ -115,4 +128,29 @@ where
     // manifests of one big snapshot) would otherwise all stay until the next batch.
     cache.run_pending_tasks().await;
     Ok(v)
+}
+
+/// [`get_or_load`] for a value kept with its warnings: `load` gives both, and the warnings are
+/// reported to `warnings` whether the value was loaded or found in the cache. Errors: `load`'s,
+/// or a warning when `warnings` is strict.
+pub async fn get_or_load_checked<V, F>(
+    cache: &Cache<String, Arc<Checked<V>>>,
+    key: String,
+    warnings: &Warnings,
+    load: F,
+) -> crate::Result<Arc<V>>
+where
+    V: Send + Sync + 'static,
+    F: Future<Output = crate::Result<(V, Vec<Warning>)>>,
+{
+    let checked = get_or_load(cache, key, async {
+        let (v, warnings) = load.await?;
+        Ok(Checked {
+            value: Arc::new(v),
+            warnings,
+        })
+    })
+    .await?;
+    warnings.report_all(&checked.warnings)?;
+    Ok(checked.value.clone())
 }

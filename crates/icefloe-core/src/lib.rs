@@ -34,8 +34,10 @@ pub mod spawned;
 pub mod spec;
 pub mod table;
 pub mod validate;
+pub mod warning;
 
 pub use error::{Error, Result};
 pub use io::locate::MetadataSelection;
 pub use scan::{FileScanTask, Scan, ScanBuilder};
 pub use table::{OpenOptions, SnapshotSelector, Table};
+pub use warning::{Found, Warning, Warnings};

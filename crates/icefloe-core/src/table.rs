@@ -3,13 +3,14 @@
 
 use std::sync::Arc;
 
-use crate::cache::{get_or_load, Caches};
+use crate::cache::{get_or_load, get_or_load_checked, Caches};
 use crate::io::limits::Capped;
 use crate::io::locate::{locate_with, MetadataSelection};
 use crate::io::{Ambient, StorageConfig, TableIo};
 use crate::spec::manifest_list::read_manifest_list;
 use crate::spec::{ManifestFile, RefType, Schema, Snapshot, TableMetadata};
 use crate::validate::manifest::check_manifest_list;
+use crate::warning::Warnings;
 
 /// Which snapshot to read.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -82,6 +83,10 @@ pub struct OpenOptions {
     /// Location prefixes to rewrite, `(old, new)`, tried in order before any other
     /// relocation: for files recorded at a place that has since moved.
     pub path_map: Vec<(String, String)>,
+    /// Refuse a table that breaks any rule of the spec, also one that does not change what it
+    /// reads (those are otherwise read by the spec's reading rule, with a
+    /// [`crate::Warning`]; see [`crate::warning`]).
+    pub strict: bool,
 }
 
 impl From<StorageConfig> for OpenOptions {
@@ -101,6 +106,8 @@ pub struct Table {
     metadata: Arc<TableMetadata>,
     metadata_file: String,
     caches: Arc<Caches>,
+    /// The rules this table was found to break; shared by its clones and scans.
+    warnings: Arc<Warnings>,
 }
 
 impl std::fmt::Debug for Table {
@@ -190,11 +197,26 @@ impl Table {
         let io = io
             .with_roots(&root, &metadata.location)
             .with_path_map(&opts.path_map);
+        Table::new(io, metadata, key, caches, opts.strict)
+    }
+
+    /// A table over `metadata`, its warnings reported ([`Table::warnings`]). Errors: the first
+    /// warning when `strict`.
+    fn new(
+        io: TableIo,
+        metadata: Arc<TableMetadata>,
+        metadata_file: String,
+        caches: Arc<Caches>,
+        strict: bool,
+    ) -> crate::Result<Table> {
+        let warnings = Arc::new(Warnings::new(strict));
+        warnings.report_all(&metadata.warnings)?;
         Ok(Table {
             io,
             metadata,
-            metadata_file: key,
+            metadata_file,
             caches,
+            warnings,
         })
     }
 
@@ -214,12 +236,27 @@ impl Table {
             |m| crate::Error::metadata(metadata_file, format!("parser panicked: {m}")),
         )?;
         let io = io.with_roots(root, &metadata.location);
-        Ok(Table {
+        Table::new(
             io,
-            metadata: Arc::new(metadata),
-            metadata_file: metadata_file.to_string(),
+            Arc::new(metadata),
+            metadata_file.to_string(),
             caches,
-        })
+            false,
+        )
+    }
+
+    /// The rules of the spec this table was found to break so far without changing what it
+    /// reads: metadata when opened, manifests and files as they are read. A front-end shows
+    /// what [`Warnings::take`] returns after a read.
+    pub fn warnings(&self) -> &Warnings {
+        &self.warnings
+    }
+
+    /// Makes this table (and its clones) strict: every warning is an error from now on, as
+    /// [`OpenOptions::strict`] does for a table opened with it; for tables a catalog loaded.
+    /// Errors: the first warning already found.
+    pub fn make_strict(&self) -> crate::Result<()> {
+        self.warnings.make_strict()
     }
 
     /// The storage of this table.
@@ -346,12 +383,18 @@ impl Table {
         match &snapshot.manifest_list {
             Some(path) => {
                 let key = self.io.shown(path);
-                get_or_load(&self.caches.manifest_lists, key.clone(), async {
-                    let bytes = self.io.read_capped(path, Capped::ManifestList).await?;
-                    let list = read_manifest_list(&bytes, &key)?;
-                    check_manifest_list(&list, snapshot, &self.metadata, &key)?;
-                    Ok(list)
-                })
+                get_or_load_checked(
+                    &self.caches.manifest_lists,
+                    key.clone(),
+                    &self.warnings,
+                    async {
+                        let bytes = self.io.read_capped(path, Capped::ManifestList).await?;
+                        let mut list = read_manifest_list(&bytes, &key)?;
+                        let warnings =
+                            check_manifest_list(&mut list, snapshot, &self.metadata, &key)?;
+                        Ok((list, warnings))
+                    },
+                )
                 .await
             }
             None => Ok(Arc::new(

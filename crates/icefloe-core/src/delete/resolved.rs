@@ -5,18 +5,21 @@ use std::sync::Arc;
 
 use roaring::RoaringTreemap;
 
-use crate::cache::get_or_load;
+use crate::cache::get_or_load_checked;
 use crate::delete::dv::decode_deletion_vector;
 use crate::delete::position::read_position_deletes;
 use crate::delete::puffin::{check_dv_listed, footer_payload_size, parse_footer};
 use crate::scan::plan::FileScanTask;
 use crate::spec::DataFile;
 use crate::table::Table;
+use crate::warning::{Rule, Subject, Warning};
 
 /// The positions deleted in the task's data file by its DV or position delete files, or `None`
 /// when neither applies. Errors: a DV that fails validation (length, magic, CRC, keys), whose
 /// cardinality differs from its manifest `record_count`, or that deletes positions past the end
-/// of the data file; unreadable delete files.
+/// of the data file; unreadable delete files. A deletion vector's Puffin footer is checked but
+/// not needed (the manifest addresses the blob, which carries its own length, magic and CRC):
+/// a missing or disagreeing footer is a warning, as Iceberg Java never reads it.
 pub async fn deleted_positions(
     table: &Table,
     task: &FileScanTask,
@@ -30,7 +33,8 @@ pub async fn deleted_positions(
             "{shown}@{:?}+{:?}",
             f.content_offset, f.content_size_in_bytes
         );
-        let bitmap = get_or_load(&table.caches().delete_bitmaps, key, async {
+        let caches = table.caches();
+        let bitmap = get_or_load_checked(&caches.delete_bitmaps, key, table.warnings(), async {
             let (Some(offset), Some(len)) = (f.content_offset, f.content_size_in_bytes) else {
                 return Err(crate::Error::dv(
                     &shown,
@@ -43,7 +47,22 @@ pub async fn deleted_positions(
                     format!("negative blob range {offset}+{len}"),
                 ));
             }
-            check_footer(io, f, &shown).await?;
+            let warnings = match check_footer(io, f, &shown).await {
+                Ok(()) => Vec::new(),
+                Err(crate::Error::DeletionVector { path, reason }) => vec![Warning::new(
+                    Rule::PuffinFooter,
+                    Subject::DeletionVector,
+                    path,
+                    format!("{reason} (spec: Puffin \"File structure\")"),
+                )],
+                Err(crate::Error::Unsupported(reason)) => vec![Warning::new(
+                    Rule::PuffinFooter,
+                    Subject::DeletionVector,
+                    &shown,
+                    reason,
+                )],
+                Err(e) => return Err(e),
+            };
             let blob = io
                 .read_range(&f.file_path, offset as u64, len as u64)
                 .await?;
@@ -61,7 +80,7 @@ pub async fn deleted_positions(
                     ),
                 ));
             }
-            Ok(bitmap)
+            Ok((bitmap, warnings))
         })
         .await?;
         check_in_range(&bitmap, task, &shown)?;
@@ -75,12 +94,13 @@ pub async fn deleted_positions(
         key.push('|');
         key.push_str(&d.file.file_path);
     }
-    let bitmap = get_or_load(&table.caches().delete_bitmaps, key, async {
+    let caches = table.caches();
+    let bitmap = get_or_load_checked(&caches.delete_bitmaps, key, table.warnings(), async {
         let mut out = RoaringTreemap::new();
         for d in &task.position_deletes {
             read_position_deletes(io, &d.file, data_path, &mut out).await?;
         }
-        Ok(out)
+        Ok((out, Vec::new()))
     })
     .await?;
     Ok(Some(bitmap))

@@ -9,7 +9,7 @@ use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use futures::{FutureExt, StreamExt, TryStreamExt};
 
-use crate::cache::get_or_load;
+use crate::cache::get_or_load_checked;
 use crate::delete::index::DeleteIndex;
 use crate::scan::prune::Pruner;
 use crate::spec::manifest::read_manifest;
@@ -135,17 +135,24 @@ async fn load_manifest_cached(
         let bytes = io
             .read_capped(&mf.manifest_path, crate::io::limits::Capped::Manifest)
             .await?;
-        let entries = read_manifest(&bytes, &shown, mf, &types)?;
-        check_manifest(&entries, mf, table.metadata(), &shown)?;
-        Ok(entries)
+        let mut entries = read_manifest(&bytes, &shown, mf, &types)?;
+        let warnings = check_manifest(&mut entries, mf, table.metadata(), &shown)?;
+        Ok((entries, warnings))
     };
     let cache = &table.caches().manifests;
     if keep {
-        return get_or_load(cache, key, load).await;
+        return get_or_load_checked(cache, key, table.warnings(), load).await;
     }
     match cache.get(&key).await {
-        Some(entries) => Ok(entries),
-        None => load.await.map(Arc::new),
+        Some(checked) => {
+            table.warnings().report_all(&checked.warnings)?;
+            Ok(checked.value.clone())
+        }
+        None => {
+            let (entries, warnings) = load.await?;
+            table.warnings().report_all(&warnings)?;
+            Ok(Arc::new(entries))
+        }
     }
 }
 
@@ -380,7 +387,7 @@ impl Planner {
         if stats.manifests_skipped > 0 {
             // The summary's totals cannot be checked against entries not read: they are
             // checked against the list's counts, and each manifest read against its own.
-            check_list_totals(&list, &snapshot, &shown)?;
+            check_list_totals(&list, &snapshot, &shown, table.warnings())?;
         }
         let delete_entries = entries_of(&table, &deletes).await?;
         let check = LiveFiles::new(
@@ -418,7 +425,7 @@ impl Planner {
             return Some((Err(e), self));
         }
         let out = match self.manifests.next().await {
-            None => match check.finish(&self.snapshot) {
+            None => match check.finish(&self.snapshot, self.table.warnings()) {
                 Ok(()) => return None,
                 Err(e) => Err(e),
             },

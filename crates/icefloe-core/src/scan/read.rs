@@ -224,13 +224,6 @@ impl TaskReader {
             }
             None => arrow_field_ids(file.schema().fields()),
         };
-        crate::validate::field_ids::check_field_ids(
-            &file_ids,
-            &task.data_file,
-            |id| ctx.types_by_id.contains_key(&id),
-            &path,
-        )?;
-
         let mut constants = HashMap::new();
         let metadata = table.metadata();
         if let Some(spec) = metadata.partition_spec(task.data_file.spec_id) {
@@ -240,6 +233,14 @@ impl TaskReader {
                 }
             }
         }
+        crate::validate::field_ids::check_field_ids(
+            &file_ids,
+            &task.data_file,
+            |id| ctx.types_by_id.contains_key(&id),
+            &constants.keys().copied().collect::<Vec<_>>(),
+            &path,
+            table.warnings(),
+        )?;
         for f in &ctx.fields {
             if let Some(v) = metadata_columns::constant(f, &task, metadata) {
                 constants.insert(f.id, v);

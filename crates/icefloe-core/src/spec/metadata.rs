@@ -41,6 +41,18 @@ pub struct TableMetadata {
     pub next_row_id: Option<i64>,
     /// Table and partition statistics files (`statistics`, `partition-statistics`).
     pub statistics: Vec<StatisticsFile>,
+    /// The rules this metadata breaks without changing what it reads
+    /// ([`crate::validate::metadata::check_metadata`]); a table replays them into its
+    /// [`crate::Warnings`] each time it is opened.
+    pub warnings: Vec<crate::Warning>,
+}
+
+/// The reason of a metadata error (its text without the path).
+fn reason(e: crate::Error) -> String {
+    match e {
+        crate::Error::Metadata { reason, .. } => reason,
+        e => e.to_string(),
+    }
 }
 
 impl TableMetadata {
@@ -126,7 +138,8 @@ impl TableMetadata {
 
         let snapshots = lists.snapshots.unwrap_or_default();
         // -1 is how writers spell "no current snapshot".
-        let current_snapshot_id = i("current-snapshot-id").filter(|id| *id != -1);
+        let current_snapshot_id =
+            super::snapshot::long_field(v, "current-snapshot-id", path)?.filter(|id| *id != -1);
 
         let mut refs = BTreeMap::new();
         if v.get("refs")
@@ -136,9 +149,8 @@ impl TableMetadata {
         }
         if let Some(o) = v.get("refs").and_then(Json::as_object) {
             for (name, r) in o {
-                let snapshot_id = r
-                    .get("snapshot-id")
-                    .and_then(Json::as_i64)
+                let snapshot_id = super::snapshot::long_field(r, "snapshot-id", path)
+                    .map_err(|e| err(&format!("ref {name}: {}", reason(e))))?
                     .ok_or_else(|| err(&format!("ref {name} without snapshot-id")))?;
                 let ref_type = match r.get("type").and_then(Json::as_str) {
                     Some("tag") => RefType::Tag,
@@ -208,7 +220,7 @@ impl TableMetadata {
         let snapshot_log = lists.snapshot_log.unwrap_or_default();
         let metadata_log = lists.metadata_log.unwrap_or_default();
 
-        let metadata = TableMetadata {
+        let mut metadata = TableMetadata {
             format_version,
             table_uuid: v
                 .get("table-uuid")
@@ -240,8 +252,9 @@ impl TableMetadata {
             metadata_log,
             next_row_id: i("next-row-id"),
             statistics,
+            warnings: Vec::new(),
         };
-        crate::validate::metadata::check_metadata(&metadata, path)?;
+        crate::validate::metadata::check_metadata(&mut metadata, path)?;
         Ok(metadata)
     }
 

@@ -27,16 +27,36 @@ pub struct Snapshot {
     pub added_rows: Option<i64>,
 }
 
+/// The long `key` of object `v` (a snapshot, a ref, the metadata), if present and not null. Errors: a value that is not an
+/// integer that fits a long (spec: "Snapshots" and "Primitive Types", `long` is a 64-bit
+/// signed integer), such as a snapshot id written unsigned above 2^63 - 1; reading it as
+/// absent would misreport it, and no other reading would name the right snapshot.
+pub(crate) fn long_field(v: &Json, key: &str, path: &str) -> crate::Result<Option<i64>> {
+    match v.get(key) {
+        None | Some(Json::Null) => Ok(None),
+        Some(n) => n.as_i64().map(Some).ok_or_else(|| {
+            crate::Error::metadata(
+                path,
+                format!(
+                    "{key} {n} is not a long (a 64-bit signed integer, -9223372036854775808 to 9223372036854775807; spec: \"Snapshots\")"
+                ),
+            )
+        }),
+    }
+}
+
 impl Snapshot {
     /// Parses a snapshot object; `path` names the metadata file for errors.
     pub fn from_json(v: &Json, path: &str) -> crate::Result<Snapshot> {
         let i = |k: &str| v.get(k).and_then(Json::as_i64);
+        let long = |k: &str| long_field(v, k, path);
+        let snapshot_id = long("snapshot-id")?
+            .ok_or_else(|| crate::Error::metadata(path, "snapshot without snapshot-id"))?;
         Ok(Snapshot {
-            snapshot_id: i("snapshot-id")
-                .ok_or_else(|| crate::Error::metadata(path, "snapshot without snapshot-id"))?,
-            parent_snapshot_id: i("parent-snapshot-id"),
-            sequence_number: i("sequence-number").unwrap_or(0),
-            timestamp_ms: i("timestamp-ms").unwrap_or(0),
+            snapshot_id,
+            parent_snapshot_id: long("parent-snapshot-id")?,
+            sequence_number: long("sequence-number")?.unwrap_or(0),
+            timestamp_ms: long("timestamp-ms")?.unwrap_or(0),
             manifest_list: v
                 .get("manifest-list")
                 .and_then(Json::as_str)
@@ -75,8 +95,8 @@ impl Snapshot {
                     })
                 })
                 .transpose()?,
-            first_row_id: i("first-row-id"),
-            added_rows: i("added-rows"),
+            first_row_id: long("first-row-id")?,
+            added_rows: long("added-rows")?,
         })
     }
 

@@ -1,12 +1,16 @@
 //! A data file's field ids against its manifest entry and the table's schemas (spec: "Column
 //! Projection": columns are found by field id). A field id edited in a data file, or in the
 //! manifest, would otherwise read a column as null with no error.
+//!
+//! Iceberg Java reads such files (a missing column comes from the partition tuple of an
+//! identity partition, else reads as null), so what is found here is a warning.
 
 use std::collections::HashSet;
 
 use parquet::schema::types::{SchemaDescriptor, Type as ParquetType};
 
 use crate::spec::DataFile;
+use crate::warning::{Rule, Subject, Warning, Warnings};
 
 /// Every field id of a Parquet schema, at every level (struct fields, list elements, map keys
 /// and values).
@@ -36,11 +40,17 @@ pub fn parquet_field_ids(schema: &SchemaDescriptor) -> HashSet<i32> {
 ///   keyed by column id);
 /// - at least one id of the file is a field of some schema of the table (`in_some_schema`),
 ///   since every data file is written with one of them.
+///
+/// What is found goes to `warnings` (an error when strict). `identity_sources` are the source
+/// field ids of the identity fields of the file's partition spec: a Hive-style file stores no
+/// column for them, and writers record their metrics from the partition value.
 pub fn check_field_ids(
     file_ids: &HashSet<i32>,
     f: &DataFile,
     in_some_schema: impl Fn(i32) -> bool,
+    identity_sources: &[i32],
     path: &str,
+    warnings: &Warnings,
 ) -> crate::Result<()> {
     if file_ids.is_empty() {
         return Ok(());
@@ -59,22 +69,32 @@ pub fn check_field_ids(
     missing.sort_unstable();
     missing.dedup();
     if let Some(id) = missing.first() {
-        return Err(crate::Error::data_file(
+        let source = match identity_sources.contains(id) {
+            true => {
+                "the source of an identity partition field, whose value is in the partition tuple"
+            }
+            false => "not an identity partition source",
+        };
+        warnings.report(Warning::new(
+            Rule::MetricsWithoutColumn,
+            Subject::DataFile,
             path,
             format!(
-                "has no column with field id {id}, but its manifest entry records metrics for field id {id}: the ids of the file and of its manifest disagree (spec: \"Manifests\", metrics are keyed by the file's column ids)"
+                "has no column with field id {id} ({source}), but its manifest entry records metrics for field id {id} (spec: \"Manifests\", metrics are keyed by the file's column ids; \"Column Projection\")"
             ),
-        ));
+        ))?;
     }
     if !file_ids.iter().any(|id| in_some_schema(*id)) {
         let mut ids: Vec<i32> = file_ids.iter().copied().collect();
         ids.sort_unstable();
-        return Err(crate::Error::data_file(
+        warnings.report(Warning::new(
+            Rule::NoKnownFieldIds,
+            Subject::DataFile,
             path,
             format!(
-                "has field ids {ids:?}, none of which is a field of any schema of the table: no column of it could be read (spec: \"Column Projection\", columns are matched by field id)"
+                "has field ids {ids:?}, none of which is a field of any schema of the table (spec: \"Column Projection\", columns are matched by field id)"
             ),
-        ));
+        ))?;
     }
     Ok(())
 }

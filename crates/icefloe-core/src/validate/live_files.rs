@@ -11,13 +11,16 @@
 //! - the snapshot summary's `total-data-files`, `total-delete-files` and `total-records`.
 //!
 //! When pruning skipped manifests, only the checks that hold for a subset of the files are
-//! run (see [`LiveFiles::new`]).
+//! run (see [`LiveFiles::new`]). Row ids past `next-row-id` and summary totals that differ
+//! from the files are warnings (Iceberg Java reads such snapshots, with the same rows); the
+//! rest are refusals.
 
 use std::collections::hash_map::RandomState;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::BuildHasher;
 
 use crate::spec::{DataContent, DataFile, ManifestEntry, Snapshot};
+use crate::warning::{Rule, Subject, Warning, Warnings};
 
 /// Field id of the `file_path` column of position delete files (spec: "Reserved Field IDs").
 const DELETE_FILE_PATH_ID: i32 = 2147483546;
@@ -175,14 +178,16 @@ impl LiveFiles {
     }
 
     /// The checks left once every data file is fed; those that need every live data file of
-    /// the snapshot only when it was read completely.
-    pub fn finish(self, snapshot: &Snapshot) -> crate::Result<()> {
+    /// the snapshot only when it was read completely. Warnings go to `warnings`.
+    pub fn finish(self, snapshot: &Snapshot, warnings: &Warnings) -> crate::Result<()> {
         let err = |r: String| crate::Error::manifest(&self.list, r);
+        let warn =
+            |rule, r: String| warnings.report(Warning::new(rule, Subject::Manifest, &self.list, r));
         if let (Some((file, first, end)), Some(next)) = (&self.past_next, self.next_row_id) {
-            return Err(err(format!(
+            warn(Rule::RowIdAssignment, format!(
                 "data file {file} has row ids {first} to {}, at or beyond the table's next-row-id {next} (spec: \"Row Lineage\", \"First Row ID Assignment\")",
                 end - 1
-            )));
+            ))?;
         }
         if !self.complete {
             return Ok(());
@@ -207,10 +212,10 @@ impl LiveFiles {
         ] {
             if let Some(want) = snapshot.summary_i64(key) {
                 if want != found {
-                    return Err(err(format!(
-                        "snapshot {} lists {found} for {key} in its manifests but its summary records {want}",
+                    warn(Rule::SummaryTotals, format!(
+                        "snapshot {} lists {found} for {key} in its manifests but its summary records {want} (spec: \"Snapshot Summary\")",
                         snapshot.snapshot_id
-                    )));
+                    ))?;
                 }
             }
         }

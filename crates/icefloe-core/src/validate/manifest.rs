@@ -2,25 +2,35 @@
 //! "Delete Formats"): counts and sequence numbers non-negative and consistent, each file in a
 //! manifest of its own content type, deletion vectors only in format version 3 and always
 //! naming their data file. The rules over a snapshot's files together are in `live_files`.
+//!
+//! Counts, sequence numbers and row ids that disagree without changing what is read are
+//! warnings, read as Iceberg Java reads them (`docs/refusals.md`).
 
+use super::metadata::Warn;
 use super::non_negative;
 use crate::spec::{
     DataContent, EntryStatus, FileFormat, ManifestContent, ManifestEntry, ManifestFile, Snapshot,
     TableMetadata,
 };
+use crate::warning::{Rule, Subject, Warning, Warnings};
 
 /// Checks the entries of a manifest list read for `snapshot` of a table with metadata `m`;
-/// `path` names the list.
+/// `path` names the list. Returns the warnings found; a `first_row_id` that Iceberg Java
+/// ignores (on a delete manifest, or in a format version 1 or 2 table) is dropped from `list`.
 pub fn check_manifest_list(
-    list: &[ManifestFile],
+    list: &mut [ManifestFile],
     snapshot: &Snapshot,
     m: &TableMetadata,
     path: &str,
-) -> crate::Result<()> {
+) -> crate::Result<Vec<Warning>> {
     let fv = m.format_version;
-    for mf in list {
+    let mut found = Vec::new();
+    for mf in list.iter_mut() {
         let what = |field: &str| format!("{field} of manifest {}", mf.manifest_path);
-        let check = || -> Result<(), String> {
+        let mut warn = |rule: Rule, detail: String| {
+            found.push(Warning::new(rule, Subject::Manifest, path, detail))
+        };
+        let check = |warn: &mut Warn<'_>| -> Result<(), String> {
             non_negative(mf.manifest_length, &what("manifest_length"))?;
             non_negative(mf.sequence_number, &what("sequence_number"))?;
             non_negative(mf.min_sequence_number, &what("min_sequence_number"))?;
@@ -46,13 +56,16 @@ pub fn check_manifest_list(
                 ));
             }
             if mf.sequence_number > snapshot.sequence_number && fv >= 2 {
-                return Err(format!(
-                    "{} ({}) is above the sequence number of snapshot {} ({})",
-                    what("sequence_number"),
-                    mf.sequence_number,
-                    snapshot.snapshot_id,
-                    snapshot.sequence_number
-                ));
+                warn(
+                    Rule::SequenceNumbers,
+                    format!(
+                        "{} ({}) is above the sequence number of snapshot {} ({})",
+                        what("sequence_number"),
+                        mf.sequence_number,
+                        snapshot.snapshot_id,
+                        snapshot.sequence_number
+                    ),
+                );
             }
             if fv < 2 && mf.content == ManifestContent::Deletes {
                 return Err(format!(
@@ -61,40 +74,43 @@ pub fn check_manifest_list(
                 ));
             }
             if fv < 3 && mf.first_row_id.is_some() {
-                return Err(format!(
+                warn(Rule::NewerFeature, format!(
                     "{} is set (row lineage, a format version 3 feature) in a format version {fv} table",
                     what("first_row_id")
                 ));
             }
-            check_sequence_number(mf, m)?;
+            check_sequence_number(mf, m, warn);
             if fv >= 3 {
-                check_first_row_id(mf, snapshot)?;
+                check_first_row_id(mf, snapshot, warn)?;
             }
             Ok(())
         };
-        check().map_err(|r| crate::Error::manifest(path, r))?;
+        check(&mut warn).map_err(|r| crate::Error::manifest(path, r))?;
+        if fv < 3 || mf.content == ManifestContent::Deletes {
+            mf.first_row_id = None;
+        }
     }
-    Ok(())
+    Ok(found)
 }
 
 /// A manifest's `sequence_number` is the sequence number of the snapshot that added it (spec:
 /// "Manifest Lists", `sequence_number`: "the sequence number when the manifest was added to
 /// the table"), checked when that snapshot is still in the metadata: an edited number would
 /// silently change which deletes apply and every inherited `_last_updated_sequence_number`.
-fn check_sequence_number(mf: &ManifestFile, m: &TableMetadata) -> Result<(), String> {
+/// Iceberg Java reads the manifest list's number (it is what entries inherit): a warning.
+fn check_sequence_number(mf: &ManifestFile, m: &TableMetadata, warn: &mut Warn<'_>) {
     if m.format_version < 2 {
-        return Ok(());
+        return;
     }
     let Some(added) = m.snapshot(mf.added_snapshot_id) else {
-        return Ok(());
+        return;
     };
     if added.sequence_number != mf.sequence_number {
-        return Err(format!(
+        warn(Rule::SequenceNumbers, format!(
             "manifest {} has sequence_number {}, but snapshot {} that added it has sequence-number {} (spec: \"Manifest Lists\", sequence_number is the sequence number when the manifest was added)",
             mf.manifest_path, mf.sequence_number, mf.added_snapshot_id, added.sequence_number
         ));
     }
-    Ok(())
 }
 
 /// Row lineage in a manifest list (spec: "First Row ID Assignment", "Row Lineage for Upgraded
@@ -103,40 +119,49 @@ fn check_sequence_number(mf: &ManifestFile, m: &TableMetadata) -> Result<(), Str
 /// and one first assigned by this snapshot lies within the snapshot's
 /// [`first-row-id`, `first-row-id` + `added-rows`]; in a snapshot without one (written before
 /// the table was upgraded to v3) no data manifest has one.
-fn check_first_row_id(mf: &ManifestFile, snapshot: &Snapshot) -> Result<(), String> {
+///
+/// Iceberg Java ignores a delete manifest's value and takes every data manifest's from the
+/// list (null gives null row ids), so each disagreement is a warning; overlapping row ids are
+/// refused when the files are planned (`live_files`).
+fn check_first_row_id(
+    mf: &ManifestFile,
+    snapshot: &Snapshot,
+    warn: &mut Warn<'_>,
+) -> Result<(), String> {
     let name = &mf.manifest_path;
     let id = snapshot.snapshot_id;
     match (mf.content, mf.first_row_id, snapshot.first_row_id) {
-        (ManifestContent::Deletes, Some(v), _) => Err(format!(
+        (ManifestContent::Deletes, Some(v), _) => warn(Rule::DeleteManifestRowId, format!(
             "delete manifest {name} has first_row_id {v}; the value for delete manifests is always null (spec: \"First Row ID Assignment\")"
         )),
-        (ManifestContent::Data, None, Some(_)) => Err(format!(
-            "data manifest {name} has no first_row_id, but snapshot {id} has a first-row-id: all data manifests must be assigned one (spec: \"Row Lineage for Upgraded Tables\", \"First Row ID Assignment\")"
+        (ManifestContent::Data, None, Some(_)) => warn(Rule::RowIdAssignment, format!(
+            "data manifest {name} has no first_row_id, but snapshot {id} has a first-row-id: all data manifests must be assigned one (spec: \"Row Lineage for Upgraded Tables\", \"First Row ID Assignment\"); its rows have null row ids"
         )),
-        (ManifestContent::Data, Some(v), None) => Err(format!(
+        (ManifestContent::Data, Some(v), None) => warn(Rule::RowIdAssignment, format!(
             "data manifest {name} has first_row_id {v}, but snapshot {id} has no first-row-id: snapshots without one have null first_row_id on their data manifests (spec: \"Row Lineage for Upgraded Tables\")"
         )),
         (ManifestContent::Data, Some(v), Some(first)) if mf.added_snapshot_id == id => {
             let end = super::add(first, snapshot.added_rows.unwrap_or(0), "first-row-id + added-rows")?;
             if v < first || v > end {
-                return Err(format!(
+                warn(Rule::RowIdAssignment, format!(
                     "data manifest {name}, added by snapshot {id}, has first_row_id {v} outside the range that snapshot assigns ({first} to {end}) (spec: \"First Row ID Assignment\", \"Snapshot Row IDs\")"
                 ));
             }
-            Ok(())
         }
-        _ => Ok(()),
+        _ => {}
     }
+    Ok(())
 }
 
 /// Checks the entries of one manifest, listed by `mf`, of a table with metadata `m`; `path`
-/// names the manifest.
+/// names the manifest. Returns the warnings found; a data file's `first_row_id` in a format
+/// version 1 or 2 table is dropped from `entries` (Iceberg Java ignores it).
 pub fn check_manifest(
-    entries: &[ManifestEntry],
+    entries: &mut [ManifestEntry],
     mf: &ManifestFile,
     m: &TableMetadata,
     path: &str,
-) -> crate::Result<()> {
+) -> crate::Result<Vec<Warning>> {
     let known_ids: std::collections::HashSet<i32> = if entries
         .iter()
         .any(|e| e.data_file.content == DataContent::EqualityDeletes)
@@ -148,19 +173,42 @@ pub fn check_manifest(
     } else {
         Default::default()
     };
-    for e in entries {
-        check_entry(e, mf, m, &known_ids)
-            .map_err(|r| crate::Error::manifest(path, format!("{}: {r}", e.data_file.file_path)))?;
+    let mut found = Vec::new();
+    for e in entries.iter_mut() {
+        let file = e.data_file.file_path.clone();
+        let mut warn = |rule, r: String| {
+            found.push(Warning::new(
+                rule,
+                Subject::Manifest,
+                path,
+                format!("{file}: {r}"),
+            ))
+        };
+        check_entry(e, mf, m, &known_ids, &mut warn)
+            .map_err(|r| crate::Error::manifest(path, format!("{file}: {r}")))?;
+        if m.format_version < 3 && e.data_file.first_row_id.is_some() {
+            std::sync::Arc::make_mut(&mut e.data_file).first_row_id = None;
+        }
     }
-    check_counts(entries, mf).map_err(|r| crate::Error::manifest(path, r))
+    check_counts(entries, mf, &mut |rule, r| {
+        found.push(Warning::new(rule, Subject::Manifest, path, r))
+    })
+    .map_err(|r| crate::Error::manifest(path, r))?;
+    Ok(found)
 }
 
 /// A manifest's entries against the counts its manifest list entry records for it
 /// (`added_files_count`, `existing_files_count`, `deleted_files_count`, and the rows of added
 /// and existing files), when recorded: an entry lost from a manifest, or one added to it, would
 /// otherwise change the rows read silently, also in a read whose filter skips other manifests
-/// (where the snapshot summary's totals cannot be checked against the entries).
-fn check_counts(entries: &[ManifestEntry], mf: &ManifestFile) -> Result<(), String> {
+/// (where the snapshot summary's totals cannot be checked against the entries). Iceberg Java
+/// reads the entries whatever the counts say (they are optional in format version 1, and
+/// written loosely by some writers): a warning.
+fn check_counts(
+    entries: &[ManifestEntry],
+    mf: &ManifestFile,
+    warn: &mut Warn<'_>,
+) -> Result<(), String> {
     let mut files = [0i64; 3];
     let mut rows = [0i64; 3];
     for e in entries {
@@ -185,9 +233,10 @@ fn check_counts(entries: &[ManifestEntry], mf: &ManifestFile) -> Result<(), Stri
     ];
     for (name, want, found) in recorded {
         if let Some(want) = want.filter(|w| *w != found) {
-            return Err(format!(
-                "the manifest list records {name} {want} for this manifest, but its entries count {found} (spec: \"Manifest Lists\"): entries were lost or added"
+            warn(Rule::ManifestCounts, format!(
+                "the manifest list records {name} {want} for this manifest, but its entries count {found} (spec: \"Manifest Lists\")"
             ));
+            break;
         }
     }
     Ok(())
@@ -197,10 +246,13 @@ fn check_counts(entries: &[ManifestEntry], mf: &ManifestFile) -> Result<(), Stri
 /// against the counts the manifest list records for its manifests, when every manifest has
 /// them: what a read that skips manifests checks in place of counting every entry, so a
 /// manifest lost from the list is found without reading the others. `path` names the list.
+///
+/// Iceberg Java never compares them: a difference is a warning to `warnings`.
 pub fn check_list_totals(
     list: &[ManifestFile],
     snapshot: &Snapshot,
     path: &str,
+    warnings: &Warnings,
 ) -> crate::Result<()> {
     let live = |mf: &ManifestFile| Some(mf.added_files_count? + mf.existing_files_count?);
     let mut totals = Some((0i64, 0i64, 0i64));
@@ -228,13 +280,15 @@ pub fn check_list_totals(
         ("total-records", records),
     ] {
         if let Some(want) = snapshot.summary_i64(key).filter(|w| *w != found) {
-            return Err(crate::Error::manifest(
+            warnings.report(Warning::new(
+                Rule::SummaryTotals,
+                Subject::Manifest,
                 path,
                 format!(
-                    "snapshot {} records {want} for {key} in its summary, but its manifest list counts {found} for its manifests: a manifest was lost or added",
+                    "snapshot {} records {want} for {key} in its summary, but its manifest list counts {found} for its manifests (spec: \"Snapshot Summary\")",
                     snapshot.snapshot_id
                 ),
-            ));
+            ))?;
         }
     }
     Ok(())
@@ -245,6 +299,7 @@ fn check_entry(
     mf: &ManifestFile,
     m: &TableMetadata,
     known_ids: &std::collections::HashSet<i32>,
+    warn: &mut Warn<'_>,
 ) -> Result<(), String> {
     let fv = m.format_version;
     let f = &e.data_file;
@@ -271,14 +326,14 @@ fn check_entry(
         }
     }
     if fv >= 2 && e.sequence_number > mf.sequence_number {
-        return Err(format!(
-            "data sequence number {} is above its manifest's sequence number {}",
+        warn(Rule::SequenceNumbers, format!(
+            "data sequence number {} is above its manifest's sequence number {} (spec: \"Sequence Number Inheritance\")",
             e.sequence_number, mf.sequence_number
         ));
     }
     if fv >= 2 && e.sequence_number > e.file_sequence_number {
-        return Err(format!(
-            "data sequence number {} is above its file sequence number {}",
+        warn(Rule::SequenceNumbers, format!(
+            "data sequence number {} is above its file sequence number {} (spec: \"Sequence Numbers\")",
             e.sequence_number, e.file_sequence_number
         ));
     }
@@ -303,14 +358,17 @@ fn check_entry(
         ));
     }
     if fv < 3 && f.first_row_id.is_some() {
-        return Err(format!(
+        warn(
+            Rule::NewerFeature,
+            format!(
             "first_row_id (row lineage, a format version 3 feature) in a format version {fv} table"
-        ));
+        ),
+        );
     }
     if fv >= 2 && e.status != EntryStatus::Deleted {
         if let Some(added) = m.snapshot(e.snapshot_id) {
             if added.sequence_number != e.file_sequence_number {
-                return Err(format!(
+                warn(Rule::SequenceNumbers, format!(
                     "file sequence number {} differs from the sequence-number {} of snapshot {} that added the file (spec: \"Sequence Number Inheritance\": the file sequence number is that of the snapshot that added the file)",
                     e.file_sequence_number, added.sequence_number, e.snapshot_id
                 ));

@@ -1,19 +1,43 @@
 //! Table metadata rules (spec: "Table Metadata", "Snapshots", "Snapshot References",
 //! "Row Lineage"): every id the metadata refers to exists, sequence numbers and row ids are
 //! consistent and non-negative, and V3-only fields appear only in format version 3 tables.
+//!
+//! What Iceberg Java refuses too is an error; a rule broken without changing what the table
+//! reads is a warning kept in the metadata (`docs/refusals.md`).
 
 use std::collections::HashSet;
 
 use super::schema::check_schema;
 use super::{add, non_negative};
 use crate::spec::TableMetadata;
+use crate::warning::{Rule, Subject, Warning};
 
-/// Checks parsed metadata; `path` names the metadata file in the error.
-pub fn check_metadata(m: &TableMetadata, path: &str) -> crate::Result<()> {
-    check(m).map_err(|r| crate::Error::metadata(path, r))
+/// Checks parsed metadata; `path` names the metadata file in errors and warnings. The rules
+/// broken without changing the answer are added to `m.warnings`, and the row lineage fields a
+/// format version 1 or 2 table carries are dropped (Iceberg Java ignores them there).
+pub fn check_metadata(m: &mut TableMetadata, path: &str) -> crate::Result<()> {
+    let mut found = Vec::new();
+    check(m, &mut |rule, detail| found.push((rule, detail)))
+        .map_err(|r| crate::Error::metadata(path, r))?;
+    m.warnings.extend(
+        found
+            .into_iter()
+            .map(|(rule, detail)| Warning::new(rule, Subject::Metadata, path, detail)),
+    );
+    if m.format_version < 3 {
+        m.next_row_id = None;
+        for s in &mut m.snapshots {
+            s.first_row_id = None;
+            s.added_rows = None;
+        }
+    }
+    Ok(())
 }
 
-fn check(m: &TableMetadata) -> Result<(), String> {
+/// Where a check reports a rule broken without changing the answer.
+pub type Warn<'a> = dyn FnMut(Rule, String) + 'a;
+
+fn check(m: &TableMetadata, warn: &mut Warn<'_>) -> Result<(), String> {
     let fv = m.format_version;
     non_negative(m.last_sequence_number, "last-sequence-number")?;
     let mut schema_ids = HashSet::new();
@@ -21,8 +45,8 @@ fn check(m: &TableMetadata) -> Result<(), String> {
         if !schema_ids.insert(s.schema_id) {
             return Err(format!("schema id {} is used twice", s.schema_id));
         }
-        check_schema(s, fv)?;
-        check_ids_assigned(s, m.last_column_id)?;
+        check_schema(s, fv, warn)?;
+        check_ids_assigned(s, m.last_column_id, warn)?;
     }
     if m.schema(m.current_schema_id).is_none() {
         return Err(format!(
@@ -37,9 +61,12 @@ fn check(m: &TableMetadata) -> Result<(), String> {
         ));
     }
     if fv < 3 && m.next_row_id.is_some() {
-        return Err(format!(
+        warn(
+            Rule::NewerFeature,
+            format!(
             "next-row-id (row lineage, a format version 3 feature) in a format version {fv} table"
-        ));
+        ),
+        );
     }
     if let Some(n) = m.next_row_id {
         non_negative(n, "next-row-id")?;
@@ -79,7 +106,7 @@ fn check(m: &TableMetadata) -> Result<(), String> {
             }
         }
         if fv < 3 && (s.first_row_id.is_some() || s.added_rows.is_some()) {
-            return Err(format!(
+            warn(Rule::NewerFeature, format!(
                 "snapshot {id} has first-row-id/added-rows (row lineage, a format version 3 feature) in a format version {fv} table"
             ));
         }
@@ -92,12 +119,10 @@ fn check(m: &TableMetadata) -> Result<(), String> {
                 added,
                 &format!("first-row-id + added-rows of snapshot {id}"),
             )?;
-            if let Some(next) = m.next_row_id {
-                if end > next {
-                    return Err(format!(
-                        "snapshot {id} assigns row ids up to {end}, beyond next-row-id {next}"
-                    ));
-                }
+            if let Some(next) = m.next_row_id.filter(|n| end > *n && fv >= 3) {
+                warn(Rule::RowIdAssignment, format!(
+                    "snapshot {id} assigns row ids up to {end}, beyond next-row-id {next} (spec: \"Row Lineage\", next-row-id is above every assigned row id)"
+                ));
             }
         }
     }
@@ -134,7 +159,13 @@ fn check(m: &TableMetadata) -> Result<(), String> {
 /// Fields", last-column-id: "the highest assigned column ID for the table"; new columns take
 /// the next unused id): an id above it, or a negative one, was never assigned, and would read
 /// the column as null from every data file.
-fn check_ids_assigned(s: &crate::spec::Schema, last_column_id: i32) -> Result<(), String> {
+/// An id above it is a warning: Iceberg Java does not check it when reading, and columns are
+/// still found by their ids.
+fn check_ids_assigned(
+    s: &crate::spec::Schema,
+    last_column_id: i32,
+    warn: &mut Warn<'_>,
+) -> Result<(), String> {
     let mut ids: Vec<i32> = s.types_by_id().into_keys().collect();
     ids.sort_unstable();
     match (ids.first(), ids.last()) {
@@ -142,10 +173,13 @@ fn check_ids_assigned(s: &crate::spec::Schema, last_column_id: i32) -> Result<()
             "schema {}: field id {low} is negative; field ids are assigned upward from last-column-id",
             s.schema_id
         )),
-        (_, Some(&high)) if high > last_column_id => Err(format!(
-            "schema {}: field id {high} is above last-column-id {last_column_id}, the highest id ever assigned",
-            s.schema_id
-        )),
+        (_, Some(&high)) if high > last_column_id => {
+            warn(Rule::LastColumnId, format!(
+                "schema {}: field id {high} is above last-column-id {last_column_id}, the highest id ever assigned (spec: \"Table Metadata Fields\")",
+                s.schema_id
+            ));
+            Ok(())
+        }
         _ => Ok(()),
     }
 }

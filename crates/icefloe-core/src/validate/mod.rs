@@ -1,6 +1,8 @@
-//! Strict checks of everything read from a table: every rule of the spec a file can break is
-//! an error naming the file and the rule, so a damaged table is refused instead of read as
-//! plausible wrong rows. The parsers in `spec` decode; the checks here decide what is valid.
+//! Checks of everything read from a table, by the refusal policy (`docs/refusals.md`): a rule
+//! broken where Iceberg Java refuses the table too, or where reading it would give a wrong or
+//! ambiguous answer, is an error naming the file and the rule; a rule broken without changing
+//! the answer is a [`crate::Warning`] (an error when the table is opened strict), and the table
+//! is read by the spec's reading rule. The parsers in `spec` decode; the checks here decide.
 
 pub mod ancestry;
 pub mod column_type;

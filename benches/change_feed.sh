@@ -2,7 +2,7 @@
 # The change feed between the last two snapshots of TABLE (on the bench table: its
 # merge-on-read UPDATE of 1% of the rows) against a full read of the table: wall time of
 # `icefloe changes --from PARENT --to CURRENT --format csv` and of `icefloe cat --format csv`,
-# both to /dev/null, best of RUNS; prints both and their ratio (issue 14's target: under 10%),
+# both to /dev/null, best of RUNS; prints both and their ratio (the target: under 10%),
 # and the same change feed with only NARROW_COLUMNS (default id) read. It also times the floor
 # under any reader of those changes: reading the data files the range touches (added, removed,
 # or given new deletes) and decompressing every page of them (benches/page_floor), as a ratio to

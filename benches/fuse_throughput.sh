@@ -12,7 +12,7 @@
 # The mount is fresh, so its first read includes the counting pass (sizes, offset index) and
 # the rendering; a second read of the same view is served from the chunk cache (or the page
 # cache), and is reported separately. Then the Parquet views, `ls -l current/` and the mount's
-# RSS under 16 readers; last, issue 11's targets, each met or MISSED (ratios are the CLI's time
+# RSS under 16 readers; last, the targets, each met or MISSED (ratios are the CLI's time
 # over the mount's: above 1, the mount is faster).
 set -euo pipefail
 source "$(dirname "$0")/../scripts/env.sh"
@@ -230,7 +230,7 @@ bench_ls_cold
 bench_ls_index
 bench_rss
 
-# The targets of issue 11, from the figures above.
+# The targets, from the figures above.
 target() { if python3 -c "import sys; sys.exit(0 if $2 else 1)"; then echo "  met     $1"; else echo "  MISSED  $1"; fi; }
 echo "targets:"
 target "cold CSV cat >= 0.8x the CLI (${R_CSV_COLD}x)" "$R_CSV_COLD >= 0.8"

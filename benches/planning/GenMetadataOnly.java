@@ -1,4 +1,4 @@
-// Writes metadata-only Iceberg v3 tables for the planning benchmark (issue 13): N data files
+// Writes metadata-only Iceberg v3 tables for the planning benchmark: N data files
 // (none of them exists on disk) in an identity partition `part` with 1000 values, appended in
 // part order, 10 parts per manifest (100 data manifests), and a deletion vector for
 // 1% of the files (every 100th), all through the Iceberg Java API (the Spark runtime jar).

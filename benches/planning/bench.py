@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Planning at a million files (issue 13): `icefloe files` time and peak RSS on metadata-only
+"""Planning at a million files: `icefloe files` time and peak RSS on metadata-only
 tables of 10k, 100k and 1M data files (identity partition `part` with 1000 values, deletion
 vectors for 1% of the files), with and without `--where part = 7`, beside DuckDB's
 `iceberg_metadata` and PyIceberg's `plan_files` (with and without the same filter).

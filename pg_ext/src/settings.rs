@@ -17,6 +17,10 @@ pub static PARALLEL_SPLIT_ROWS: GucSetting<i32> = GucSetting::<i32>::new(1 << 20
 pub static ALLOWED_ENDPOINTS: GucSetting<Option<CString>> =
     GucSetting::<Option<CString>>::new(None);
 
+/// `icefloe.reply_excerpts`: errors quote a short excerpt of a catalog's or OAuth2 server's
+/// structured error message (off: only the status and the error type).
+pub static REPLY_EXCERPTS: GucSetting<bool> = GucSetting::<bool>::new(false);
+
 /// The caps on files read whole (the core's [`icefloe_core::io::ReadLimits`]): the GUC, its
 /// core storage option, and its unit (KB, or names for a listing). Only superusers set them.
 struct Cap {
@@ -65,8 +69,10 @@ static CAPS: [Cap; 5] = [
     },
 ];
 
-/// The caps as the core's storage options (bytes, or names).
+/// The caps as the core's storage options (bytes, or names). Also applies
+/// `icefloe.reply_excerpts` to the core, as both are read when a table's storage is set up.
 pub fn limit_options() -> Vec<(String, String)> {
+    icefloe_core::io::store_error::set_reply_excerpts(REPLY_EXCERPTS.get());
     CAPS.iter()
         .map(|c| {
             let v = c.setting.get().max(1) as u64;
@@ -114,6 +120,14 @@ pub fn init() {
         c"URL prefixes that servers created or altered by non-superusers may name as aws_endpoint, catalog_uri or oauth2_server_uri.",
         c"Comma-separated, such as 'https://minio.example.com:9000/'. Empty (the default): only superusers may choose where backends send requests.",
         &ALLOWED_ENDPOINTS,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_bool_guc(
+        c"icefloe.reply_excerpts",
+        c"Quote a catalog's or OAuth2 server's error message (200 characters, one line) in errors.",
+        c"Off (the default): errors name the HTTP status and the error type only, as a catalog or token URI may reach a service whose replies are not for the client; the whole reply is in the debug log.",
+        &REPLY_EXCERPTS,
         GucContext::Suset,
         GucFlags::default(),
     );

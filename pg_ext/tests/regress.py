@@ -749,7 +749,7 @@ def query_cancel_stops_a_long_scan():
 
 
 # ---------------------------------------------------------------------------------------------
-# issue 9: security
+# security
 
 
 def roles(*names):
@@ -983,7 +983,7 @@ class MotoS3:
 
 @test
 def import_foreign_schema_from_an_s3_warehouse():
-    """Issue 10: IMPORT FOREIGN SCHEMA lists a namespace of a warehouse on S3 (the core's
+    """IMPORT FOREIGN SCHEMA lists a namespace of a warehouse on S3 (the core's
     warehouse catalog over object_store), and every imported table reads its current
     snapshot's rows exactly."""
     s3 = MotoS3()
@@ -1097,7 +1097,7 @@ def check_current_rows(schema):
 
 @test
 def import_and_read_through_the_rest_catalog_with_vended_credentials():
-    """Issue 10: a server of a REST catalog (catalog_uri, warehouse) whose tables live in S3;
+    """A server of a REST catalog (catalog_uri, warehouse) whose tables live in S3;
     the user mapping holds only the OAuth2 client credential; the catalog vends S3
     credentials with each loadTable. IMPORT FOREIGN SCHEMA lists the namespace through the
     catalog, every table reads its current rows, and every S3 request is signed with the
@@ -1135,7 +1135,7 @@ def import_and_read_through_the_rest_catalog_with_vended_credentials():
 
 @test
 def rest_catalog_servers_keep_secrets_in_mappings_and_local_files_to_privileged_roles():
-    """Issue 10: catalog secrets only in user mappings, catalog endpoints only on servers, no
+    """Catalog secrets only in user mappings, catalog endpoints only on servers, no
     warehouse-only options on catalog servers or their tables, a refused token is an
     authorization error naming the catalog, and a catalog answering local metadata locations
     (this one serves the warehouse from the server's disk) is read only for superusers and
@@ -1194,7 +1194,7 @@ def rest_catalog_servers_keep_secrets_in_mappings_and_local_files_to_privileged_
 
 
 # ---------------------------------------------------------------------------------------------
-# issue 9: wrong or unstable results
+# wrong or unstable results
 
 
 @test
@@ -1395,7 +1395,7 @@ def string_constants_are_pushed_in_utf8():
 
 @test
 def explain_analyze_shows_rows_read_and_files_skipped():
-    """Issue 12's FDW piece: EXPLAIN ANALYZE reports the rows the scan read and the files it
+    """EXPLAIN ANALYZE reports the rows the scan read and the files it
     skipped."""
     plan = json.loads(psql("EXPLAIN (ANALYZE, FORMAT JSON) SELECT * FROM cur.partitioned WHERE cat = 'a'"))[0]["Plan"]
     assert plan["Files Skipped"] > 0 and "Rows Read" in plan, plan
@@ -1774,7 +1774,7 @@ def row_groups_are_pruned_inside_a_file():
 
 @test
 def metadata_columns_read():
-    """The core's metadata columns (issue 7 item 14) read through the wrapper when declared:
+    """The core's metadata columns read through the wrapper when declared:
     _file (the data file as its manifest records it), _pos, _spec_id, _partition (jsonb)."""
     psql("DROP FOREIGN TABLE IF EXISTS mc; CREATE FOREIGN TABLE mc (id bigint, cat text, _file text, _pos bigint, "
          "_spec_id integer, _partition jsonb) SERVER lake OPTIONS (\"table\" 'db.partitioned')")
@@ -1985,7 +1985,7 @@ def parallel_workers_read_the_pinned_snapshot():
 
 @test
 def metadata_file_settings_and_path_map_options():
-    """Issue 7 items 11 and 12 as options: metadata_file, table_uuid (table), and
+    """As options, metadata_file, table_uuid (table), and
     latest_by_last_updated_ms, path_map (table or server, the table's winning); bad values and
     local path_map targets are refused like the other options."""
     d, _ = scratch_table("v3_basic", "open_opts", 12)
@@ -2045,7 +2045,7 @@ def metadata_file_settings_and_path_map_options():
 
 
 # ---------------------------------------------------------------------------------------------
-# issue 14: row history from lineage
+# row history from lineage
 
 
 CHANGE_COLS = ("_change_type text, _commit_snapshot_id bigint, _change_sequence_number bigint, "
@@ -2537,6 +2537,35 @@ def internal_service_replies_never_reach_errors():
         finally:
             svc.close()
             psql("DROP SERVER IF EXISTS svc_s3 CASCADE; DROP SERVER IF EXISTS svc_rest CASCADE")
+
+
+@test
+def catalog_error_messages_only_with_reply_excerpts():
+    """A REST catalog's error answer (an Iceberg ErrorModel) shows its status and type; its
+    message only when a superuser turns icefloe.reply_excerpts on, which eve cannot."""
+    roles("eve")
+    body = '{"error": {"message": "hush ASIASECRET", "type": "NoSuchTableException", "code": 404}}'
+    svc = FakeS3(answer=lambda method, path: (404, body))
+    q = "SELECT count(*) FROM icefloe_snapshots('db.t', 'svc_rest')"
+    try:
+        psql(f"DROP SERVER IF EXISTS svc_rest CASCADE; CREATE SERVER svc_rest FOREIGN DATA WRAPPER icefloe "
+             f"OPTIONS (catalog_uri '{svc.url}'); GRANT USAGE ON FOREIGN SERVER svc_rest TO eve;"
+             "CREATE USER MAPPING FOR eve SERVER svc_rest OPTIONS (token 't')")
+        e = expect_error(q, user="eve")
+        assert "HTTP 404" in e and "NoSuchTableException" in e and "hush" not in e, e
+        expect_error("SELECT icefloe_fdw_validator('{}'::text[], 0); SET icefloe.reply_excerpts = on",
+                     user="eve", sqlstate="42501")
+        psql("SELECT icefloe_fdw_validator('{}'::text[], 0);"
+             "ALTER SYSTEM SET icefloe.reply_excerpts = on; SELECT pg_reload_conf()")
+        time.sleep(0.5)
+        try:
+            e = expect_error(q, user="eve")
+            assert "hush ASIASECRET" in e, e
+        finally:
+            psql("ALTER SYSTEM RESET icefloe.reply_excerpts; SELECT pg_reload_conf()")
+    finally:
+        svc.close()
+        psql("DROP SERVER IF EXISTS svc_rest CASCADE")
 
 
 def backend_peak_kb(pid):

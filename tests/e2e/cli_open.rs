@@ -1,4 +1,4 @@
-//! The CLI's table-opening flags (issue 7 items 11 and 12) on scripted edits of copies of
+//! The CLI's table-opening flags on scripted edits of copies of
 //! v3_basic: `--metadata-file`, `--table-uuid`, `--latest-by-last-updated-ms`, metadata files
 //! named without a version, and the repeatable `--path-map`.
 

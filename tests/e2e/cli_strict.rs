@@ -1,4 +1,4 @@
-//! `icefloe cat` never leaves output that looks complete when it fails (issue 8, item 4): an
+//! `icefloe cat` never leaves output that looks complete when it fails: an
 //! `--output` file appears only when every row was written, and on standard output the
 //! delete files are all checked before the first row.
 

@@ -1,4 +1,4 @@
-//! Issue 7 ("exact on every valid table"): corners the public fixtures do not reach, over tables
+//! corners the public fixtures do not reach, over tables
 //! written by Spark 3.5.9 + Iceberg 1.10.2 (`tests/gen/exact_sem.py`, expected rows as Spark
 //! reads them) and scripted edits of them where no writer produces the case.
 

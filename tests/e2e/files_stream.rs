@@ -1,4 +1,4 @@
-//! Issue 13: `icefloe files` prints its rows as planning streams them. The listing is the
+//! `icefloe files` prints its rows as planning streams them. The listing is the
 //! core's plan, in order, at every fixture snapshot and in every format; and an error found
 //! after rows were printed (a corrupt later manifest, a whole-snapshot check that fails at the
 //! end) still fails the command, naming the file.

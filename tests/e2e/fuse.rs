@@ -367,7 +367,7 @@ fn sixteen_parallel_readers_get_the_right_bytes() {
     }
 }
 
-/// Issue 11: a source path with commas does not inject mount options; the mount's source in
+/// A source path with commas does not inject mount options; the mount's source in
 /// /proc/self/mountinfo is the percent-encoded path, and the views read. (A backslash is
 /// encoded too, see `fsname`'s unit test; the catalog does not open such a path yet.)
 #[test]
@@ -411,7 +411,7 @@ fn read_ahead_kb(point: &Path) -> u64 {
     text.trim().parse().expect("a number of KiB")
 }
 
-/// Issue 11: `--read-ahead` sets the kernel's read-ahead window of the mount (as root; the
+/// `--read-ahead` sets the kernel's read-ahead window of the mount (as root; the
 /// tests run as root, the suite's FUSE mounts need it), `0` keeps the kernel's, and reads
 /// through either window are the same bytes.
 #[test]
@@ -440,7 +440,7 @@ fn read_ahead_sets_the_mounts_window() {
     assert_eq!(csv(&kept), cli);
 }
 
-/// Issue 11: `statfs` (`df`, `stat -f`) reports the views sized so far as used blocks and the
+/// `statfs` (`df`, `stat -f`) reports the views sized so far as used blocks and the
 /// inodes held as files, not zeros.
 #[test]
 fn statfs_counts_the_views_sized() {
@@ -930,7 +930,7 @@ fn tree_names(dir: &Path, prefix: &str, out: &mut Vec<String>) {
     }
 }
 
-/// Issue 13: `snapshots/<id>/partitions/<field>=<value>/…/data.{csv,parquet}` hold the rows of
+/// `snapshots/<id>/partitions/<field>=<value>/…/data.{csv,parquet}` hold the rows of
 /// the data files of each partition tuple; under `cat=<v>` they are exactly `icefloe cat
 /// --where "cat = '<v>'"` (`IS NULL` for Hive's null directory) at every snapshot; listing
 /// them reads no data file (they list alike in a copy whose data and delete files are gone).
@@ -1024,7 +1024,7 @@ fn partition_directories_hold_the_rows_of_their_partition() {
     }
 }
 
-/// Issue 7 item 6 in the mount: `current` and a branch read with the table's current schema
+/// In the mount: `current` and a branch read with the table's current schema
 /// (schema_rule: a column added and one renamed after the last snapshot, no new snapshot), a
 /// tag and `snapshots/<id>` with the snapshot's schema. Each view equals Spark's rows and
 /// columns for that read (tests/fixtures/exact, tests/gen/exact_sem.py).
@@ -1602,7 +1602,7 @@ fn entry_key(entry: &[u8]) -> String {
     String::from_utf8(entry[16..16 + n].to_vec()).expect("key text")
 }
 
-/// Issue 11: a remount with the same `--cache-dir` sizes every view from the on-disk index
+/// A remount with the same `--cache-dir` sizes every view from the on-disk index
 /// (no counting pass, no encoding: nothing written), and serves the same bytes.
 #[test]
 fn a_remount_sizes_from_the_index_and_serves_the_same_bytes() {
@@ -1637,7 +1637,7 @@ fn a_remount_sizes_from_the_index_and_serves_the_same_bytes() {
     }
 }
 
-/// Issue 11: entries that are corrupt (a flipped byte, truncated, garbage) or of another key
+/// Entries that are corrupt (a flipped byte, truncated, garbage) or of another key
 /// (an entry of one snapshot copied over another's) are ignored with a warning and sized
 /// again; the bytes are still those of `icefloe cat`, and the entries are rewritten sound.
 #[test]
@@ -1709,7 +1709,7 @@ fn corrupt_index_entries_are_ignored_and_the_views_sized_again() {
     );
 }
 
-/// Issue 11: a cache directory that cannot be created or written (on a read-only file
+/// A cache directory that cannot be created or written (on a read-only file
 /// system, below a regular file) leaves the mount without an index, with a warning; a missing
 /// one is created.
 #[test]
@@ -1761,7 +1761,7 @@ fn cat_jsonl(table: &Path, snapshot: i64) -> Vec<u8> {
     .stdout
 }
 
-/// Issue 11: `data.jsonl` (and `files/*.jsonl`) beside `data.csv` are the bytes of
+/// `data.jsonl` (and `files/*.jsonl`) beside `data.csv` are the bytes of
 /// `icefloe cat --format jsonl --lineage` of the snapshot, on tables with deletes and evolved
 /// schemas, read whole and at random offsets; every line is one JSON object.
 #[test]

@@ -1,4 +1,4 @@
-//! Reference-model test of `icefloe mount` (issue 11), as mountpoint-s3's reference tests do:
+//! Reference-model test of `icefloe mount`, as mountpoint-s3's reference tests do:
 //! a seeded random sequence of lookups, `readdir`, `stat`, opens, reads at random offsets and
 //! lengths (past the end too), seeks forward and backward in open files, several files open at
 //! once and read in parallel, page cache drops, and new commits, run against a mount of copies

@@ -1,4 +1,4 @@
-//! Seeded mutation fuzzing of every parser of table files (issue 8, item 5), on stable Rust:
+//! Seeded mutation fuzzing of every parser of table files, on stable Rust:
 //! table metadata JSON, manifest lists and manifests (Avro), Puffin footers and deletion
 //! vector blobs, name mappings; and whole tables, where a mutated file must either fail the
 //! scan or leave its rows unchanged.

@@ -244,6 +244,35 @@ fn catalog_replies_never_reach_the_error() {
     }
 }
 
+/// An Iceberg error answer (`ErrorModel`) is named by its type when that is an identifier; its
+/// message shows only when `ICEFLOE_REPLY_EXCERPTS=1` asks for it.
+#[test]
+fn catalog_error_messages_show_only_when_asked() {
+    for (kind, shown) in [
+        ("NoSuchNamespaceException", true),
+        ("ASIASECRET hush {AccessKeyId}", false),
+    ] {
+        let body = serde_json::json!({
+            "error": {"message": "hush ASIASECRET", "type": kind, "code": 404}
+        })
+        .to_string();
+        let svc = FakeHttp::start(move |_, _| Reply::new(404, body.clone()));
+        let uri = svc.url();
+        let mut env = vec![
+            ("PYICEBERG_CATALOG__FAKE__URI", uri.as_str()),
+            ("PYICEBERG_HOME", "/nonexistent"),
+        ];
+        let args = ["tables", "--catalog", "fake"];
+        let e = error_of(&args, &env);
+        assert!(e.contains("HTTP 404") && !e.contains("hush"), "{e}");
+        assert_eq!(e.contains("HTTP 404 NoSuchNamespaceException"), shown, "{e}");
+        assert!(!e.contains("ASIASECRET"), "{e}");
+        env.push(("ICEFLOE_REPLY_EXCERPTS", "1"));
+        let e = error_of(&args, &env);
+        assert!(e.contains("hush ASIASECRET"), "asked for excerpts: {e}");
+    }
+}
+
 /// A table directory whose only metadata file is `name` with `bytes`.
 fn table_with_metadata(name: &str, bytes: &[u8]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();

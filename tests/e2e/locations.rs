@@ -1,4 +1,4 @@
-//! Issue 7, item 11: locations as other writers record them, made by scripted edits of copies
+//! Locations as other writers record them, made by scripted edits of copies
 //! of the Spark fixture tables v3_lineage_cow (6 snapshots, no deletion vectors: a DV's Puffin
 //! footer names its data file too, which these edits do not rewrite) and v3_basic. Each
 //! test rewrites every path the table records (metadata JSON, manifest lists, manifests) and,

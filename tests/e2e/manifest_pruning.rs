@@ -1,4 +1,4 @@
-//! Issue 13: a filter skips the data manifests whose partition summaries (in the manifest
+//! A filter skips the data manifests whose partition summaries (in the manifest
 //! list) rule it out, and never opens them. For every identity partition value of the
 //! `partitioned` fixture at every snapshot, the test works out from the manifests' own entries
 //! which data manifests cannot hold the value; the planner must skip exactly those (their

@@ -1,4 +1,4 @@
-//! Metadata JSON is parsed without a second copy of the file in memory (issue 8, item 4): the
+//! Metadata JSON is parsed without a second copy of the file in memory: the
 //! peak allocation while parsing a large metadata file stays near what the parsed result
 //! keeps, instead of a JSON tree of the whole file (several times its size) on top of it.
 //! A test binary of its own, since it counts every allocation of the process.

@@ -1,4 +1,4 @@
-//! Issue 9 item 12: `bucket[N]` and `truncate[W]` partition pruning, over tables Spark 3.5.9 +
+//! `bucket[N]` and `truncate[W]` partition pruning, over tables Spark 3.5.9 +
 //! Iceberg 1.10.2 partitioned by those transforms (`tests/gen/pg_bucket_truncate.py`): the
 //! core's bucket hash agrees with Spark's on every row, pruning keeps every file holding a
 //! matching row (sound), and equality on a transformed column skips files (effective).

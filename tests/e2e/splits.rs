@@ -1,4 +1,4 @@
-//! Issue 9 item 11 (the core's part): splits of file scan tasks into parts of row positions
+//! The core's part: splits of file scan tasks into parts of row positions
 //! (`icefloe_core::scan::split`, what parallel readers share) read, together, exactly the rows
 //! of the whole tasks, with lineage, at every snapshot of every fixture table; and a pruned
 //! scan (row groups and pages) of the row-group fixture reads the rows an unpruned one does.

@@ -1,4 +1,4 @@
-//! Strictness over scripted edits of fixture tables: each kind of invalid table (issue 8) is an
+//! Strictness over scripted edits of fixture tables: each kind of invalid table is an
 //! error naming the file and the rule, never rows. Allowed promotions stay readable.
 
 use std::path::{Path, PathBuf};
@@ -640,7 +640,7 @@ async fn delete_files_are_validated_before_the_first_row() {
     assert_has(&err, &["magic"]);
 }
 
-// Silent wrong rows the fuzz loop found (issue 8, open items).
+// Silent wrong rows the fuzz loop found.
 
 /// The current snapshot's id and manifest list file of the table copy at `dir`.
 fn current_list(dir: &Path) -> (i64, PathBuf) {

@@ -1,4 +1,4 @@
-//! Issue 13: `icefloe cat|files --where` (the CLI over the core filter that
+//! `icefloe cat|files --where` (the CLI over the core filter that
 //! `where_filter.rs` tests at every snapshot): rows, lineage, projection, pruned file
 //! listings, and errors that point at the problem.
 

@@ -1,4 +1,4 @@
-//! Issue 13: `--where` filters rows exactly. At every snapshot of every fixture table, for
+//! `--where` filters rows exactly. At every snapshot of every fixture table, for
 //! every top-level primitive column and the lineage columns, a set of expressions (built from
 //! the column's own values, NULLs, NaN, -0.0, timestamps written in other zones, strings that
 //! UTF-16 and UTF-8 order differently) is applied by the core, and the rows it returns must be

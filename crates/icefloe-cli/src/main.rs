@@ -178,6 +178,11 @@ fn main() -> ExitCode {
         .init();
     // Panics inside libraries become one-line errors; no backtrace noise.
     icefloe_core::guard::install_quiet_panic_hook();
+    // A catalog's or OAuth2 server's error message is quoted only when asked for: the URI may
+    // reach a service that is not a catalog.
+    icefloe_core::io::store_error::set_reply_excerpts(
+        std::env::var("ICEFLOE_REPLY_EXCERPTS").is_ok_and(|v| v == "1"),
+    );
     let mut cli = Cli::parse();
     if let Some(name) = &cli.catalog {
         cli.command.set_catalog(name);

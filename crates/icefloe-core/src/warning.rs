@@ -48,6 +48,14 @@ pub enum Rule {
     SequenceNumbers,
     /// A field id above `last-column-id`.
     LastColumnId,
+    /// A delete file that names its data file (a deletion vector, or a position delete file
+    /// with `referenced_data_file`) in another partition than that data file: it applies to
+    /// the file it names.
+    DeletePartition,
+    /// A manifest's partition tuple with fields its partition spec does not have (DuckDB
+    /// writes every spec's fields after partition evolution): the spec's fields are read by
+    /// field id.
+    PartitionTupleFields,
 }
 
 impl Rule {
@@ -64,6 +72,8 @@ impl Rule {
             Rule::RowIdAssignment => "row-id-assignment",
             Rule::SequenceNumbers => "sequence-numbers",
             Rule::LastColumnId => "last-column-id",
+            Rule::DeletePartition => "delete-partition",
+            Rule::PartitionTupleFields => "partition-tuple-fields",
         }
     }
 
@@ -84,6 +94,8 @@ impl Rule {
             Rule::RowIdAssignment => "row ids are taken from the manifest list's first_row_id",
             Rule::SequenceNumbers => "the manifest list's and the entries' values are used",
             Rule::LastColumnId => "the field is read by its id",
+            Rule::DeletePartition => "the deletes apply to the data file it names",
+            Rule::PartitionTupleFields => "the spec's fields are read by field id",
         }
     }
 }

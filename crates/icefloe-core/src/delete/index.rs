@@ -1,8 +1,11 @@
 //! Which delete files apply to which data file (spec: "Scan Planning", scope rules):
 //! - a deletion vector applies to the data file it references, when the data file's data
-//!   sequence number is ≤ the vector's and the partitions are equal;
-//! - a position delete file applies likewise (to any file of its partition when it names no
-//!   `referenced_data_file`), unless a deletion vector applies;
+//!   sequence number is ≤ the vector's;
+//! - a position delete file applies likewise to the one data file it names
+//!   (`referenced_data_file`, or equal `file_path` bounds), else to any file of its partition,
+//!   unless a deletion vector applies. A delete file that names its data file applies to it
+//!   whatever its partition, as Iceberg Java indexes such deletes by path (the mismatch is a
+//!   warning of `validate::live_files`);
 //! - an equality delete file applies when the data file's sequence number is strictly lower,
 //!   in the same partition or everywhere when written with an unpartitioned spec.
 
@@ -14,6 +17,7 @@ use crate::spec::{DataContent, DataFile, ManifestEntry, TableMetadata};
 /// Delete files of one snapshot, indexed for lookup by data file.
 pub struct DeleteIndex {
     dvs: HashMap<String, Vec<DeleteFileRef>>,
+    positions_by_path: HashMap<String, Vec<DeleteFileRef>>,
     positions_by_partition: HashMap<String, Vec<DeleteFileRef>>,
     equality_global: Vec<DeleteFileRef>,
     equality_by_partition: HashMap<String, Vec<DeleteFileRef>>,
@@ -32,6 +36,7 @@ impl DeleteIndex {
     pub fn new(metadata: &TableMetadata, deletes: Vec<ManifestEntry>) -> DeleteIndex {
         let mut idx = DeleteIndex {
             dvs: HashMap::new(),
+            positions_by_path: HashMap::new(),
             positions_by_partition: HashMap::new(),
             equality_global: Vec::new(),
             equality_by_partition: HashMap::new(),
@@ -46,11 +51,18 @@ impl DeleteIndex {
                     let target = r.file.referenced_data_file.clone().unwrap_or_default();
                     idx.dvs.entry(target).or_default().push(r);
                 }
-                DataContent::PositionDeletes => idx
-                    .positions_by_partition
-                    .entry(r.file.partition_key())
-                    .or_default()
-                    .push(r),
+                DataContent::PositionDeletes => match r.file.referenced_data_file_path() {
+                    Some(target) => idx
+                        .positions_by_path
+                        .entry(target.to_string())
+                        .or_default()
+                        .push(r),
+                    None => idx
+                        .positions_by_partition
+                        .entry(r.file.partition_key())
+                        .or_default()
+                        .push(r),
+                },
                 DataContent::EqualityDeletes => {
                     let global = metadata
                         .partition_spec(r.file.spec_id)
@@ -74,6 +86,7 @@ impl DeleteIndex {
     pub fn for_data_file(&self, data_file: &DataFile, seq: i64) -> Applicable {
         let dvs = self.dvs.get(&data_file.file_path);
         if dvs.is_none()
+            && self.positions_by_path.is_empty()
             && self.positions_by_partition.is_empty()
             && self.equality_global.is_empty()
             && self.equality_by_partition.is_empty()
@@ -85,23 +98,18 @@ impl DeleteIndex {
         let deletion_vector = dvs
             .into_iter()
             .flatten()
-            .filter(|d| seq <= d.sequence_number && d.file.partition_key() == partition)
+            .filter(|d| seq <= d.sequence_number)
             .max_by_key(|d| d.sequence_number)
             .cloned();
         let position_deletes = if deletion_vector.is_some() {
             Vec::new()
         } else {
-            self.positions_by_partition
-                .get(&partition)
+            self.positions_by_path
+                .get(&data_file.file_path)
                 .into_iter()
                 .flatten()
-                .filter(|d| {
-                    seq <= d.sequence_number
-                        && d.file
-                            .referenced_data_file
-                            .as_ref()
-                            .is_none_or(|r| *r == data_file.file_path)
-                })
+                .chain(self.positions_by_partition.get(&partition).into_iter().flatten())
+                .filter(|d| seq <= d.sequence_number)
                 .cloned()
                 .collect()
         };

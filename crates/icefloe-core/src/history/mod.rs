@@ -1,4 +1,4 @@
-//! Row history from lineage (issue 14), all read-only: the change feed between snapshots
+//! Row history from lineage, all read-only: the change feed between snapshots
 //! ([`changes`]), every readable version of a row ([`row_history`]), what snapshot expiry
 //! would remove and when ([`retention`]), and files no metadata references ([`orphans`]).
 

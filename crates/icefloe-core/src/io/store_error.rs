@@ -63,9 +63,42 @@ pub fn json_reason(e: &serde_json::Error) -> String {
     format!("{kind} (line {}, column {})", e.line(), e.column())
 }
 
-/// A field of a structured error reply (an Iceberg `ErrorModel` message, an OAuth2
-/// `error_description`) as a message may quote it: one line of at most 200 printable
-/// characters.
+static REPLY_EXCERPTS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Lets errors quote a short excerpt of a structured error reply (an Iceberg `ErrorModel`
+/// message, an OAuth2 `error_description`), for the whole process. Off by default: a catalog
+/// or token URI may reach a service that is not a catalog, and its reply is not for the
+/// person who reads the error. The CLI turns it on with `ICEFLOE_REPLY_EXCERPTS=1`, the
+/// Postgres wrapper with the superuser setting `icefloe.reply_excerpts`.
+pub fn set_reply_excerpts(on: bool) {
+    REPLY_EXCERPTS.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The message or description of a structured error reply as an error may show it: an
+/// [`excerpt`] when [`set_reply_excerpts`] is on, else nothing (the debug log has it).
+pub fn reply_excerpt(text: &str) -> Option<String> {
+    if !REPLY_EXCERPTS.load(std::sync::atomic::Ordering::Relaxed) {
+        tracing::debug!("error reply message: {text}");
+        return None;
+    }
+    Some(excerpt(text)).filter(|e| !e.is_empty())
+}
+
+/// The type of a structured error reply (an Iceberg `ErrorModel` type such as
+/// `NoSuchTableException`, an OAuth2 error code such as `invalid_client`) as an error may show
+/// it: an identifier of letters, digits, `_`, `-` and `.` of at most 64 characters; anything
+/// else is not shown.
+pub fn reply_kind(text: &str) -> Option<String> {
+    let ok = !text.is_empty()
+        && text.len() <= 64
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    ok.then(|| text.to_string())
+}
+
+/// A field of a structured error reply as a message may quote it: one line of at most 200
+/// printable characters.
 pub fn excerpt(text: &str) -> String {
     let clean: String = text
         .chars()

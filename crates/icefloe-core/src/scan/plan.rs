@@ -12,7 +12,7 @@ use futures::{FutureExt, StreamExt, TryStreamExt};
 use crate::cache::get_or_load_checked;
 use crate::delete::index::DeleteIndex;
 use crate::scan::prune::Pruner;
-use crate::spec::manifest::read_manifest;
+use crate::spec::manifest::read_manifest_of_spec;
 use crate::spec::ManifestContent;
 use crate::spec::{
     DataFile, EntryStatus, FileFormat, ManifestEntry, ManifestFile, PartitionSpec, PrimitiveType,
@@ -125,6 +125,7 @@ async fn load_manifest_cached(
             )
         })?;
     let types = partition_types(table, spec);
+    let spec_ids: Vec<i32> = spec.fields.iter().map(|f| f.field_id).collect();
     // Everything the decoded entries depend on: the inherited values, and the partition
     // types, which change when a source column is promoted (int -> long).
     let key = format!(
@@ -135,8 +136,9 @@ async fn load_manifest_cached(
         let bytes = io
             .read_capped(&mf.manifest_path, crate::io::limits::Capped::Manifest)
             .await?;
-        let mut entries = read_manifest(&bytes, &shown, mf, &types)?;
-        let warnings = check_manifest(&mut entries, mf, table.metadata(), &shown)?;
+        let (mut entries, mut warnings) =
+            read_manifest_of_spec(&bytes, &shown, mf, &types, Some(&spec_ids))?;
+        warnings.extend(check_manifest(&mut entries, mf, table.metadata(), &shown)?);
         Ok((entries, warnings))
     };
     let cache = &table.caches().manifests;

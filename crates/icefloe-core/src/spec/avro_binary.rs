@@ -221,6 +221,8 @@ impl Compiler {
 /// An object container file: its writer schema and its blocks.
 pub struct Container<'a> {
     pub schema: Schema,
+    /// The writer schema as written (for attributes the compiled one drops, as `field-id`).
+    pub schema_json: Json,
     codec: Codec,
     sync: [u8; 16],
     rest: &'a [u8],
@@ -277,6 +279,7 @@ impl<'a> Container<'a> {
         };
         Ok(Container {
             schema: Schema::parse(&schema).map_err(|e| format!("invalid Avro schema: {e}"))?,
+            schema_json: schema,
             codec,
             sync,
             rest: c.buf,

@@ -10,6 +10,7 @@ use super::literal::Literal;
 use super::manifest_fields::{EntryReader, RawEntry};
 use super::manifest_list::ManifestFile;
 use super::types::PrimitiveType;
+use crate::warning::{Rule, Subject, Warning};
 
 /// Entry status: whether the file was added or kept by the manifest's snapshot, or removed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,6 +102,23 @@ impl DataFile {
         self.content == DataContent::PositionDeletes && self.file_format == FileFormat::Puffin
     }
 
+    /// The one data file a position delete file or deletion vector applies to, when known:
+    /// its `referenced_data_file`, or else the `file_path` its metrics bound from both sides
+    /// (equal lower and upper bounds of field id 2147483546; spec: "Scan Planning").
+    pub fn referenced_data_file_path(&self) -> Option<&str> {
+        if self.content != DataContent::PositionDeletes {
+            return None;
+        }
+        if let Some(r) = &self.referenced_data_file {
+            return Some(r);
+        }
+        const FILE_PATH_ID: i32 = 2147483546;
+        let lower = self.lower_bounds.get(&FILE_PATH_ID)?;
+        (self.upper_bounds.get(&FILE_PATH_ID) == Some(lower))
+            .then(|| std::str::from_utf8(lower).ok())
+            .flatten()
+    }
+
     /// A key identifying the partition (spec id + values) for equality tests between files.
     pub fn partition_key(&self) -> String {
         format!("{}:{:?}", self.spec_id, self.partition)
@@ -128,11 +146,91 @@ pub fn read_manifest(
     manifest: &ManifestFile,
     partition_types: &[PrimitiveType],
 ) -> crate::Result<Vec<ManifestEntry>> {
+    read_manifest_of_spec(bytes, path, manifest, partition_types, None).map(|(e, _)| e)
+}
+
+/// [`read_manifest`] for a partition spec whose fields have the field ids `partition_ids`
+/// (in order): the partition tuple's values are taken by field id (spec: "Manifests": the
+/// tuple's struct field ids are the partition field ids), so a tuple that holds fields of
+/// other specs too (as DuckDB writes after partition evolution) reads as Iceberg Java reads
+/// it, with a warning of [`Rule::PartitionTupleFields`]. A spec field missing from the tuple
+/// is an error. Without `partition_ids`, or when the writer schema has no field ids, the
+/// values are taken in order.
+pub fn read_manifest_of_spec(
+    bytes: &[u8],
+    path: &str,
+    manifest: &ManifestFile,
+    partition_types: &[PrimitiveType],
+    partition_ids: Option<&[i32]>,
+) -> crate::Result<(Vec<ManifestEntry>, Vec<Warning>)> {
     // A corrupt file can make the Avro decoder panic; that is this file's error.
     crate::guard::catch(
-        || decode_manifest(bytes, path, manifest, partition_types),
+        || decode_manifest(bytes, path, manifest, partition_types, partition_ids),
         |m| crate::Error::manifest(path, format!("Avro decoder panicked: {m}")),
     )
+}
+
+/// The field ids of the writer schema's `data_file.partition` struct, when every field has
+/// one.
+fn writer_partition_ids(schema: &serde_json::Value) -> Option<Vec<i32>> {
+    // A record, or a union holding one.
+    fn record(t: &serde_json::Value) -> Option<&Vec<serde_json::Value>> {
+        match t {
+            serde_json::Value::Array(branches) => branches.iter().find_map(record),
+            serde_json::Value::Object(o) => match o.get("fields") {
+                Some(f) => f.as_array(),
+                None => o.get("type").and_then(record),
+            },
+            _ => None,
+        }
+    }
+    let field = |fields: &Vec<serde_json::Value>, name: &str| {
+        fields
+            .iter()
+            .find(|f| f.get("name").and_then(|n| n.as_str()) == Some(name))
+            .and_then(|f| f.get("type"))
+            .and_then(record)
+            .cloned()
+    };
+    let data_file = field(record(schema)?, "data_file")?;
+    field(&data_file, "partition")?
+        .iter()
+        .map(|f| {
+            f.get("field-id")
+                .and_then(|i| i.as_i64())
+                .and_then(|i| i32::try_from(i).ok())
+        })
+        .collect()
+}
+
+/// Where each of the spec's partition fields is in the writer's tuple, and the field ids of
+/// the tuple the spec does not have; `None` when the tuple is read in order.
+fn partition_projection(
+    schema: &serde_json::Value,
+    spec_ids: &[i32],
+) -> Result<Option<(Vec<usize>, Vec<i32>)>, String> {
+    let Some(written) = writer_partition_ids(schema) else {
+        return Ok(None);
+    };
+    if written == spec_ids {
+        return Ok(None);
+    }
+    let positions = spec_ids
+        .iter()
+        .map(|id| {
+            written.iter().position(|w| w == id).ok_or_else(|| {
+                format!(
+                    "the manifest's partition tuple (field ids {written:?}) has no field with the partition field id {id} of its spec (spec: \"Manifests\")"
+                )
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let extra = written
+        .iter()
+        .filter(|w| !spec_ids.contains(w))
+        .copied()
+        .collect();
+    Ok(Some((positions, extra)))
 }
 
 fn decode_manifest(
@@ -140,10 +238,28 @@ fn decode_manifest(
     path: &str,
     manifest: &ManifestFile,
     partition_types: &[PrimitiveType],
-) -> crate::Result<Vec<ManifestEntry>> {
+    partition_ids: Option<&[i32]>,
+) -> crate::Result<(Vec<ManifestEntry>, Vec<Warning>)> {
     let err = |r: String| crate::Error::manifest(path, r);
     let corrupt = |r: String| err(format!("corrupt Avro data: {r}"));
     let mut file = Container::open(bytes).map_err(err)?;
+    let projection = match partition_ids {
+        Some(ids) => partition_projection(&file.schema_json, ids).map_err(err)?,
+        None => None,
+    };
+    let mut warnings = Vec::new();
+    if let Some((_, extra)) = projection.as_ref().filter(|(_, x)| !x.is_empty()) {
+        warnings.push(Warning::new(
+            Rule::PartitionTupleFields,
+            Subject::Manifest,
+            path,
+            format!(
+                "the partition tuple has fields (field ids {extra:?}) that its partition spec {} does not have (spec: \"Manifests\")",
+                manifest.partition_spec_id
+            ),
+        ));
+    }
+    let projection = projection.map(|(p, _)| p);
     let reader = EntryReader::new(file.schema.clone()).map_err(err)?;
     let mut out = Vec::new();
     // Row ids handed out so far to data files that inherit one.
@@ -152,7 +268,16 @@ fn decode_manifest(
         let mut c = Cursor::new(&block);
         for _ in 0..count {
             let raw = reader.read(&mut c).map_err(corrupt)?;
-            out.push(entry_of(raw, manifest, partition_types, &mut next_row_id).map_err(err)?);
+            out.push(
+                entry_of(
+                    raw,
+                    manifest,
+                    partition_types,
+                    projection.as_deref(),
+                    &mut next_row_id,
+                )
+                .map_err(err)?,
+            );
         }
         if !c.buf.is_empty() {
             return Err(corrupt(format!(
@@ -161,7 +286,7 @@ fn decode_manifest(
             )));
         }
     }
-    Ok(out)
+    Ok((out, warnings))
 }
 
 /// One entry with the spec's defaults and inheritance applied; `next_row_id` is the next row
@@ -170,6 +295,7 @@ fn entry_of(
     entry: RawEntry<'_>,
     manifest: &ManifestFile,
     partition_types: &[PrimitiveType],
+    projection: Option<&[usize]>,
     next_row_id: &mut Option<i64>,
 ) -> Result<ManifestEntry, String> {
     let status = match entry.status {
@@ -204,7 +330,15 @@ fn entry_of(
             format.to_ascii_uppercase()
         ));
     };
-    let partition = match &df.partition {
+    let projected = match (df.partition, projection) {
+        (Some(p), Some(at)) => Some(
+            at.iter()
+                .map(|&i| p.get(i).cloned().ok_or("partition tuple shorter than its schema"))
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+        (p, _) => p,
+    };
+    let partition = match &projected {
         Some(p) => {
             if p.len() != partition_types.len() {
                 return Err(format!(

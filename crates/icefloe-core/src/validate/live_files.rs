@@ -5,8 +5,9 @@
 //!
 //! - no data file is live twice;
 //! - at most one deletion vector per data file, every deletion vector naming a live data file;
-//! - a delete file that names its data file is in that file's partition and not older than it,
-//!   and within the `file_path` bounds its own metrics record;
+//! - a delete file that names its data file is not older than it, and within the `file_path`
+//!   bounds its own metrics record (one in another partition than its data file is a warning:
+//!   it applies to the file it names, as Iceberg Java indexes such deletes by path);
 //! - row id ranges of live data files are disjoint and below the table's `next-row-id`;
 //! - the snapshot summary's `total-data-files`, `total-delete-files` and `total-records`.
 //!
@@ -19,7 +20,7 @@ use std::collections::hash_map::RandomState;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::BuildHasher;
 
-use crate::spec::{DataContent, DataFile, ManifestEntry, Snapshot};
+use crate::spec::{DataFile, ManifestEntry, Snapshot};
 use crate::warning::{Rule, Subject, Warning, Warnings};
 
 /// Field id of the `file_path` column of position delete files (spec: "Reserved Field IDs").
@@ -48,6 +49,8 @@ pub struct LiveFiles {
     row_ids: RowIdRuns,
     /// The first data file with row ids at or past `next_row_id`.
     past_next: Option<(String, i64, i64)>,
+    /// The first delete file naming a data file of another partition than its own.
+    other_partition: Option<String>,
     data_files: i64,
     delete_files: i64,
     records: i64,
@@ -81,10 +84,9 @@ impl LiveFiles {
                     )));
                 }
             }
-            let (true, Some(target)) = (
-                f.content == DataContent::PositionDeletes,
-                f.referenced_data_file.as_deref(),
-            ) else {
+            // `referenced_data_file`, or a `file_path` both bounds name: the deletes are for
+            // that one file, and apply to it by path.
+            let Some(target) = f.referenced_data_file_path() else {
                 continue;
             };
             check_file_path_bounds(f, target).map_err(err)?;
@@ -110,6 +112,7 @@ impl LiveFiles {
             named,
             row_ids: RowIdRuns::default(),
             past_next: None,
+            other_partition: None,
             data_files: 0,
             delete_files: deletes.len() as i64,
             records: 0,
@@ -137,11 +140,11 @@ impl LiveFiles {
             let partition = f.partition_key();
             for d in deletes {
                 d.found = true;
-                if d.partition_key != partition {
-                    return Err(err(format!(
-                        "delete file {} names data file {} but is in another partition ({} vs {:?})",
-                        d.path, f.file_path, d.partition_key, f.partition
-                    )));
+                if d.partition_key != partition && self.other_partition.is_none() {
+                    self.other_partition = Some(format!(
+                        "delete file {} names data file {} but is in another partition ({} vs {}) (spec: \"Scan Planning\")",
+                        d.path, f.file_path, d.partition_key, partition
+                    ));
                 }
                 if e.sequence_number > d.sequence_number {
                     return Err(err(format!(
@@ -188,6 +191,9 @@ impl LiveFiles {
                 "data file {file} has row ids {first} to {}, at or beyond the table's next-row-id {next} (spec: \"Row Lineage\", \"First Row ID Assignment\")",
                 end - 1
             ))?;
+        }
+        if let Some(detail) = &self.other_partition {
+            warn(Rule::DeletePartition, detail.clone())?;
         }
         if !self.complete {
             return Ok(());

@@ -235,14 +235,18 @@ fn oauth_reason<E: std::error::Error>(
     e: &oauth2::RequestTokenError<E, oauth2::basic::BasicErrorResponse>,
 ) -> String {
     match e {
-        oauth2::RequestTokenError::ServerResponse(r) => match r.error_description() {
-            Some(d) => format!(
-                "{} ({})",
-                crate::io::store_error::excerpt(r.error().as_ref()),
-                crate::io::store_error::excerpt(d)
-            ),
-            None => crate::io::store_error::excerpt(r.error().as_ref()),
-        },
+        oauth2::RequestTokenError::ServerResponse(r) => {
+            let code = crate::io::store_error::reply_kind(r.error().as_ref())
+                .unwrap_or_else(|| "an error".into());
+            match r
+                .error_description()
+                .map(String::as_str)
+                .and_then(crate::io::store_error::reply_excerpt)
+            {
+                Some(d) => format!("{code} ({d})"),
+                None => code,
+            }
+        }
         oauth2::RequestTokenError::Request(e) => format!("cannot reach it: {e}"),
         // Never the body: the token URI may reach a service that is not an OAuth2 server.
         oauth2::RequestTokenError::Parse(e, body) => format!(

@@ -12,7 +12,7 @@ use super::auth::Auth;
 use super::config::RestConfig;
 use super::wire::ErrorModel;
 use crate::catalog::{Namespace, TableIdent};
-use crate::io::store_error::{excerpt, json_reason};
+use crate::io::store_error::{json_reason, reply_excerpt, reply_kind};
 
 /// Retries after a 5xx answer or a failed connection, with 100, 200, 400 ms between tries.
 const SERVER_RETRIES: u32 = 3;
@@ -182,10 +182,14 @@ impl RestClient {
 
     /// The error for an error answer.
     fn refused(&self, subject: Subject<'_>, status: u16, body: &[u8]) -> crate::Error {
-        // An Iceberg error answer's type and message are quoted (short, one line); any other
-        // body never is: the URI may reach a service that is not a catalog.
+        // An Iceberg error answer's type is named (an identifier), its message quoted only when
+        // reply excerpts are on; any other body never is: the URI may reach a service that is
+        // not a catalog.
         let (kind, message) = match serde_json::from_slice::<ErrorModel>(body) {
-            Ok(m) => (excerpt(&m.error.kind), excerpt(&m.error.message)),
+            Ok(m) => (
+                reply_kind(&m.error.kind).unwrap_or_default(),
+                reply_excerpt(&m.error.message).unwrap_or_default(),
+            ),
             Err(_) => {
                 tracing::debug!(
                     "{}: error answer {status}: {}",

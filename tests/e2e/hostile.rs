@@ -265,7 +265,11 @@ fn catalog_error_messages_show_only_when_asked() {
         let args = ["tables", "--catalog", "fake"];
         let e = error_of(&args, &env);
         assert!(e.contains("HTTP 404") && !e.contains("hush"), "{e}");
-        assert_eq!(e.contains("HTTP 404 NoSuchNamespaceException"), shown, "{e}");
+        assert_eq!(
+            e.contains("HTTP 404 NoSuchNamespaceException"),
+            shown,
+            "{e}"
+        );
         assert!(!e.contains("ASIASECRET"), "{e}");
         env.push(("ICEFLOE_REPLY_EXCERPTS", "1"));
         let e = error_of(&args, &env);

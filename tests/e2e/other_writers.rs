@@ -69,7 +69,11 @@ async fn check(tables: &[&str]) {
 
 /// Reads snapshot `id` of `table` (strict or not): each rule the read warned of with the
 /// warning's detail, or the error.
-async fn warnings_of(table: &str, id: i64, strict: bool) -> Result<Vec<(&'static str, String)>, String> {
+async fn warnings_of(
+    table: &str,
+    id: i64,
+    strict: bool,
+) -> Result<Vec<(&'static str, String)>, String> {
     let opts = icefloe_core::OpenOptions {
         strict,
         ..Default::default()
@@ -99,7 +103,10 @@ fn digitless(s: &str) -> String {
 /// one snapshot must break it.
 async fn strict_refuses(table: &str, rule: &str) {
     let mut broke = 0;
-    for s in snapshots_in(&root()).into_iter().filter(|s| s.table == table) {
+    for s in snapshots_in(&root())
+        .into_iter()
+        .filter(|s| s.table == table)
+    {
         let id = s.snapshot_id;
         let found = warnings_of(table, id, false)
             .await
@@ -124,7 +131,10 @@ async fn strict_refuses(table: &str, rule: &str) {
 
 /// A table that breaks no rule: every snapshot reads without a warning, strict too.
 async fn no_warnings(table: &str) {
-    for s in snapshots_in(&root()).into_iter().filter(|s| s.table == table) {
+    for s in snapshots_in(&root())
+        .into_iter()
+        .filter(|s| s.table == table)
+    {
         let id = s.snapshot_id;
         let found = warnings_of(table, id, true)
             .await

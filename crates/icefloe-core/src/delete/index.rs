@@ -108,7 +108,12 @@ impl DeleteIndex {
                 .get(&data_file.file_path)
                 .into_iter()
                 .flatten()
-                .chain(self.positions_by_partition.get(&partition).into_iter().flatten())
+                .chain(
+                    self.positions_by_partition
+                        .get(&partition)
+                        .into_iter()
+                        .flatten(),
+                )
                 .filter(|d| seq <= d.sequence_number)
                 .cloned()
                 .collect()

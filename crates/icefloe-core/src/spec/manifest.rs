@@ -333,7 +333,11 @@ fn entry_of(
     let projected = match (df.partition, projection) {
         (Some(p), Some(at)) => Some(
             at.iter()
-                .map(|&i| p.get(i).cloned().ok_or("partition tuple shorter than its schema"))
+                .map(|&i| {
+                    p.get(i)
+                        .cloned()
+                        .ok_or("partition tuple shorter than its schema")
+                })
                 .collect::<Result<Vec<_>, _>>()?,
         ),
         (p, _) => p,

@@ -204,7 +204,11 @@ fn main() -> ExitCode {
                 .and_then(|rt| rt.block_on(run(command, catalog.as_deref())))
         }
     };
-    report::print_warnings();
+    // A failed command prints its error alone, in one line; the warnings of what it read are
+    // for a read that gave an answer (also to a reader that closed the pipe early).
+    if result.as_ref().map_or_else(report::is_broken_pipe, |_| true) {
+        report::print_warnings();
+    }
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if report::is_broken_pipe(&e) => ExitCode::SUCCESS,

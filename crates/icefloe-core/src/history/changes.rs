@@ -24,7 +24,8 @@ use roaring::RoaringTreemap;
 
 use super::range::{commits_between, commits_since_creation};
 use crate::delete::resolved::deleted_positions;
-use crate::scan::plan::{plan_files, FileScanTask};
+use crate::scan::plan::plan_files;
+use crate::scan::task::FileScanTask;
 use crate::scan::Scan;
 use crate::spec::Snapshot;
 use crate::table::{SnapshotSelector, Table};
@@ -899,7 +900,7 @@ fn same_equality_deletes(p: &FileScanTask, c: &FileScanTask) -> bool {
     sorted_paths(&p.equality_deletes) == sorted_paths(&c.equality_deletes)
 }
 
-fn sorted_paths(v: &[crate::scan::plan::DeleteFileRef]) -> Vec<&str> {
+fn sorted_paths(v: &[crate::scan::task::DeleteFileRef]) -> Vec<&str> {
     let mut p: Vec<&str> = v.iter().map(|d| d.file.file_path.as_str()).collect();
     p.sort_unstable();
     p

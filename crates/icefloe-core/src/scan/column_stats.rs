@@ -25,7 +25,7 @@
 
 use std::cmp::Ordering;
 
-use super::plan::FileScanTask;
+use super::task::FileScanTask;
 use super::prune::compare;
 use crate::spec::{DataFile, Literal, PrimitiveType};
 

@@ -6,7 +6,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::scan::plan::{partition_field_type, FileScanTask};
+use crate::scan::plan::partition_field_type;
+use crate::scan::task::FileScanTask;
 use crate::spec::{Literal, NestedField, PrimitiveType, StructType, TableMetadata, Type};
 
 /// Reserved field id of `_file` (the data file's location as its manifest records it).

@@ -20,6 +20,7 @@ pub mod read;
 pub mod resume;
 pub mod sample;
 pub mod split;
+pub mod task;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -32,7 +33,7 @@ use futures::StreamExt;
 use crate::spec::name_mapping::NameMapping;
 use crate::spec::{NestedField, Schema, Snapshot};
 use crate::table::{SnapshotSelector, Table};
-pub use plan::FileScanTask;
+pub use task::FileScanTask;
 use read::{ReadContext, DEFAULT_BATCH_SIZE};
 use split::TaskSplit;
 

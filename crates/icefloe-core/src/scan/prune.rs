@@ -40,7 +40,7 @@ use std::collections::HashMap;
 
 use chrono::{Datelike, NaiveDate};
 
-use super::plan::FileScanTask;
+use super::task::FileScanTask;
 use crate::spec::manifest_list::FieldSummary;
 use crate::spec::{
     bucket, DataFile, Literal, PartitionSpec, PrimitiveType, Schema, TableMetadata, Transform, Type,

@@ -19,7 +19,7 @@ use super::arrow_schema::{type_to_arrow, LAST_UPDATED_SEQ_FIELD_ID, ROW_ID_FIELD
 use super::lineage::{last_updated, row_ids};
 use super::metadata_columns;
 use super::page_index::FilterLeaf;
-use super::plan::FileScanTask;
+use super::task::FileScanTask;
 use super::prune::{ColumnStats, Pruner};
 use crate::delete::equality::{key_columns, load_equality_set, EqualityDeleteSet};
 use crate::delete::resolved::deleted_positions;

@@ -14,7 +14,7 @@ use arrow::record_batch::RecordBatch;
 use futures::stream::BoxStream;
 use futures::StreamExt;
 
-use super::plan::FileScanTask;
+use super::task::FileScanTask;
 use super::read::TaskReader;
 use super::split::TaskSplit;
 use super::Scan;

@@ -299,7 +299,7 @@ fn change_field(name: &str, ty: DataType, id: Option<i32>) -> Arc<Field> {
     let f = Field::new(name, ty, false);
     Arc::new(match id {
         Some(id) => f.with_metadata(HashMap::from([(
-            crate::scan::arrow_schema::FIELD_ID_KEY.to_string(),
+            crate::spec::arrow_schema::FIELD_ID_KEY.to_string(),
             id.to_string(),
         )])),
         None => f,

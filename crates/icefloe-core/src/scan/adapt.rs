@@ -16,7 +16,7 @@ use arrow::compute::{cast_with_options, take, CastOptions};
 use arrow::datatypes::{DataType, Field, FieldRef, Fields};
 use arrow::error::ArrowError;
 
-use super::arrow_schema::{field_id, field_to_arrow, primitive_to_arrow, type_to_arrow};
+use crate::spec::arrow_schema::{field_id, field_to_arrow, primitive_to_arrow, type_to_arrow};
 use crate::spec::name_mapping::{lookup, MappedField};
 use crate::spec::{Literal, NestedField, PrimitiveType, Type};
 

@@ -2,7 +2,6 @@
 //! record batches with bounded memory.
 
 pub mod adapt;
-pub mod arrow_schema;
 pub mod column_stats;
 pub mod estimate;
 pub mod filter;
@@ -34,6 +33,8 @@ use crate::spec::name_mapping::NameMapping;
 use crate::spec::{NestedField, Schema, Snapshot};
 use crate::table::{SnapshotSelector, Table};
 pub use task::FileScanTask;
+// Re-exported: front-ends name the Arrow schema by its old path.
+pub use crate::spec::arrow_schema;
 use read::{ReadContext, DEFAULT_BATCH_SIZE};
 use split::TaskSplit;
 

@@ -15,7 +15,7 @@ use futures::StreamExt;
 use roaring::RoaringTreemap;
 
 use super::adapt::{adapt, cast_exact, find_field, literal_array, missing_column};
-use super::arrow_schema::{type_to_arrow, LAST_UPDATED_SEQ_FIELD_ID, ROW_ID_FIELD_ID};
+use crate::spec::arrow_schema::{type_to_arrow, LAST_UPDATED_SEQ_FIELD_ID, ROW_ID_FIELD_ID};
 use super::lineage::{last_updated, row_ids};
 use super::metadata_columns;
 use super::page_index::FilterLeaf;
@@ -210,7 +210,7 @@ impl TaskReader {
         // position could return another column's values.
         let has_ids = file_fields
             .iter()
-            .any(|f| super::arrow_schema::field_id(f).is_some());
+            .any(|f| crate::spec::arrow_schema::field_id(f).is_some());
         if !has_ids && mapping.is_none() && !file_fields.is_empty() {
             return Err(crate::Error::data_file(
                 &path,
@@ -487,7 +487,7 @@ fn child_mapping(mapping: &[MappedField], id: i32) -> Option<&[MappedField]> {
 fn arrow_field_ids(fields: &arrow::datatypes::Fields) -> std::collections::HashSet<i32> {
     use arrow::datatypes::DataType;
     fn walk(f: &arrow::datatypes::Field, out: &mut std::collections::HashSet<i32>) {
-        if let Some(id) = super::arrow_schema::field_id(f) {
+        if let Some(id) = crate::spec::arrow_schema::field_id(f) {
             out.insert(id);
         }
         match f.data_type() {

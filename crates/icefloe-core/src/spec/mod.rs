@@ -1,8 +1,10 @@
 //! The Iceberg spec's model: types, schemas, partition specs, snapshots, table metadata,
-//! manifest lists, manifests and name mappings. Pure parsing, no I/O.
+//! manifest lists, manifests and name mappings, and the Arrow schema a scan of them produces.
+//! Pure parsing, no I/O.
 
 mod avro;
 mod avro_binary;
+pub mod arrow_schema;
 pub mod bucket;
 pub mod literal;
 pub mod manifest;

@@ -14,7 +14,8 @@ use futures::stream::BoxStream;
 use futures::StreamExt;
 use roaring::RoaringTreemap;
 
-use super::adapt::{adapt, cast_exact, find_field, literal_array, missing_column};
+use super::adapt::{adapt, cast_exact, literal_array, missing_column};
+use crate::spec::field_lookup::find_field;
 use crate::spec::arrow_schema::{type_to_arrow, LAST_UPDATED_SEQ_FIELD_ID, ROW_ID_FIELD_ID};
 use super::lineage::{last_updated, row_ids};
 use super::metadata_columns;

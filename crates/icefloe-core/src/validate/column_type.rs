@@ -7,7 +7,7 @@
 
 use arrow::datatypes::{DataType, Field, Fields, TimeUnit};
 
-use crate::scan::adapt::{find_field, mapped_children};
+use crate::spec::field_lookup::{find_field, mapped_children};
 use crate::spec::name_mapping::{lookup, MappedField};
 use crate::spec::{PrimitiveType, Type};
 

@@ -18,7 +18,7 @@ pub mod remote;
 pub mod store;
 pub mod store_error;
 
-pub use config::StorageConfig;
+pub use config::{Ambient, StorageConfig};
 pub use limits::ReadLimits;
 pub use location::{classify, parse_location, Location, LocationKind};
-pub use store::{Ambient, TableIo};
+pub use store::TableIo;

@@ -15,6 +15,8 @@ pub mod readahead;
 pub mod regular;
 pub mod relist;
 pub mod remote;
+pub mod row_batches;
+pub mod row_selection;
 pub mod store;
 pub mod store_error;
 

@@ -289,7 +289,7 @@ fn read_slice(
         .iter()
         .map(|&(start, len)| (start - slice.group_start, len))
         .collect();
-    let (selection, policy) = super::file::selection(&local, slice.group_rows);
+    let (selection, policy) = super::row_selection::selection(&local, slice.group_rows);
     let shown = shown.to_string();
     match file
         .builder()

@@ -6,6 +6,7 @@ pub mod config;
 pub mod field_ids;
 pub mod file;
 pub mod footer_cache;
+pub mod json;
 pub mod limits;
 pub mod locate;
 pub mod location;

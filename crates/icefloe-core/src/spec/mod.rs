@@ -6,6 +6,7 @@ mod avro;
 mod avro_binary;
 pub mod arrow_schema;
 pub mod bucket;
+pub mod checked;
 pub mod field_lookup;
 pub mod literal;
 pub mod manifest;

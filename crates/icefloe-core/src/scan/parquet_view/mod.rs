@@ -16,6 +16,7 @@
 //! and the fresh parts alone.
 
 mod columns;
+mod error;
 pub mod fit;
 
 use std::io::Write;
@@ -41,15 +42,12 @@ use super::split::TaskSplit;
 use super::{FileScanTask, Scan, SnapshotSelector};
 use crate::delete::resolved::deleted_positions;
 use crate::spec::FileFormat;
+use error::err;
 
 const MAGIC: &[u8; 4] = b"PAR1";
 /// An encoded part is flushed as a row group once its pages hold this many bytes, so encoding
 /// a large row group never holds all of it in memory.
 const ENCODED_GROUP_BYTES: usize = 64 << 20;
-
-fn err(e: impl std::fmt::Display) -> crate::Error {
-    crate::Error::Output(format!("Parquet view: {e}"))
-}
 
 /// How one row group of a data file enters the view.
 #[derive(Debug, Clone)]

@@ -9,6 +9,7 @@ pub mod bucket;
 pub mod checked;
 pub mod field_lookup;
 pub mod literal;
+pub mod literal_decode;
 pub mod manifest;
 mod manifest_fields;
 pub mod manifest_list;
@@ -19,11 +20,13 @@ pub mod partition;
 pub mod schema;
 pub mod snapshot;
 pub mod sort_order;
+pub mod type_json;
 pub mod types;
 
 pub use avro::open_container;
 
-pub use literal::{DefaultKind, Literal};
+pub use literal::Literal;
+pub use literal_decode::DefaultKind;
 pub use manifest::{DataContent, DataFile, EntryStatus, FileFormat, ManifestEntry};
 pub use manifest_list::{ManifestContent, ManifestFile};
 pub use metadata::TableMetadata;

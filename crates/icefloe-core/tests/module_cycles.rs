@@ -269,7 +269,10 @@ fn parse_use_tree(t: &[String], i: &mut usize, prefix: &[String], out: &mut Vec<
                     name = t[*i + 1].clone();
                     *i += 2;
                 }
-                out.push(UseLeaf { path, name: Some(name) });
+                out.push(UseLeaf {
+                    path,
+                    name: Some(name),
+                });
                 return;
             }
             _ => return,
@@ -278,7 +281,9 @@ fn parse_use_tree(t: &[String], i: &mut usize, prefix: &[String], out: &mut Vec<
 }
 
 fn is_ident(s: &str) -> bool {
-    s.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+    s.chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_')
 }
 
 // ---- the crate's modules -----------------------------------------------------------------
@@ -306,8 +311,10 @@ struct Crate {
 }
 
 fn module_of(rel: &Path) -> ModPath {
-    let mut parts: Vec<String> =
-        rel.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+    let mut parts: Vec<String> = rel
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
     let file = parts.pop().unwrap();
     let stem = file.trim_end_matches(".rs");
     if stem != "mod" && stem != "lib" {
@@ -317,7 +324,10 @@ fn module_of(rel: &Path) -> ModPath {
 }
 
 fn collect(dir: &Path, root: &Path, out: &mut Vec<(ModPath, String)>) {
-    let mut entries: Vec<_> = fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut entries: Vec<_> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     entries.sort();
     for p in entries {
         if p.is_dir() {
@@ -391,19 +401,29 @@ impl Crate {
                     for leaf in leaves {
                         match &leaf.name {
                             Some(name) => {
-                                self.uses.entry(here.clone()).or_default()
+                                self.uses
+                                    .entry(here.clone())
+                                    .or_default()
                                     .insert(name.clone(), leaf.path.clone());
                                 if reexport {
-                                    self.reexports.entry(here.clone()).or_default()
+                                    self.reexports
+                                        .entry(here.clone())
+                                        .or_default()
                                         .insert(name.clone(), leaf.path.clone());
                                 }
                             }
-                            None if reexport => {
-                                self.globs.entry(here.clone()).or_default().push(leaf.path.clone())
-                            }
+                            None if reexport => self
+                                .globs
+                                .entry(here.clone())
+                                .or_default()
+                                .push(leaf.path.clone()),
                             None => {}
                         }
-                        self.raw.push(RawUse { at: here.clone(), path: leaf.path, reexport });
+                        self.raw.push(RawUse {
+                            at: here.clone(),
+                            path: leaf.path,
+                            reexport,
+                        });
                     }
                     i = j;
                     continue;
@@ -421,7 +441,11 @@ impl Crate {
                         }
                         j += 2;
                     }
-                    self.raw.push(RawUse { at: here.clone(), path, reexport: false });
+                    self.raw.push(RawUse {
+                        at: here.clone(),
+                        path,
+                        reexport: false,
+                    });
                     i = j + 1;
                     continue;
                 }
@@ -500,7 +524,10 @@ impl Crate {
                 let mut child = src.clone();
                 child.push(name.clone());
                 let has = self.modules.contains(&child)
-                    || self.reexports.get(&src).is_some_and(|r| r.contains_key(name));
+                    || self
+                        .reexports
+                        .get(&src)
+                        .is_some_and(|r| r.contains_key(name));
                 if has {
                     let mut full = src;
                     full.extend(path[k..].iter().cloned());
@@ -516,8 +543,12 @@ impl Crate {
     fn edges(&self) -> BTreeMap<(ModPath, ModPath), String> {
         let mut edges = BTreeMap::new();
         for r in &self.raw {
-            let Some(abs) = self.absolute(&r.at, &r.path) else { continue };
-            let Some(def) = self.defining(&abs, 0) else { continue };
+            let Some(abs) = self.absolute(&r.at, &r.path) else {
+                continue;
+            };
+            let Some(def) = self.defining(&abs, 0) else {
+                continue;
+            };
             // A facade re-exporting its own descendants adds no edge.
             if r.reexport && def.starts_with(&r.at) {
                 continue;
@@ -544,7 +575,11 @@ struct Knot {
 
 impl Knot {
     fn members(&self) -> BTreeSet<&str> {
-        self.cycle.iter().chain(&self.rest).map(String::as_str).collect()
+        self.cycle
+            .iter()
+            .chain(&self.rest)
+            .map(String::as_str)
+            .collect()
     }
 }
 
@@ -567,8 +602,7 @@ fn find_cycles(edges: &BTreeSet<(String, String)>) -> Vec<Knot> {
         }
         seen
     };
-    let reachable: BTreeMap<&str, BTreeSet<String>> =
-        adj.keys().map(|&n| (n, reach(n))).collect();
+    let reachable: BTreeMap<&str, BTreeSet<String>> = adj.keys().map(|&n| (n, reach(n))).collect();
     let mut done = BTreeSet::new();
     let mut cycles = Vec::new();
     for (&n, r) in &reachable {
@@ -576,8 +610,11 @@ fn find_cycles(edges: &BTreeSet<(String, String)>) -> Vec<Knot> {
             continue;
         }
         // Its component: the nodes that reach n and that n reaches.
-        let comp: BTreeSet<&str> =
-            r.iter().map(String::as_str).filter(|m| reachable[m].contains(n)).collect();
+        let comp: BTreeSet<&str> = r
+            .iter()
+            .map(String::as_str)
+            .filter(|m| reachable[m].contains(n))
+            .collect();
         done.extend(comp.iter().copied());
         // A shortest way back to n, by breadth-first search inside the component.
         let mut prev: BTreeMap<&str, &str> = BTreeMap::new();
@@ -676,7 +713,11 @@ fn all_knots(krate: &Crate) -> Vec<Found> {
                     text.push_str(&format!("\n    {} -> {}: {}", hop[0], hop[1], why));
                 }
             }
-            found.push(Found { level: show(parent), knot, text });
+            found.push(Found {
+                level: show(parent),
+                knot,
+                text,
+            });
         }
     }
     found
@@ -711,20 +752,34 @@ fn core_modules_import_no_cycle() {
             f.level == *level && f.knot.members() == members.iter().copied().collect()
         })
     };
-    let new: Vec<&str> = found.iter().filter(|f| !is_known(f)).map(|f| f.text.as_str()).collect();
-    assert!(new.is_empty(), "import cycles between the core's modules:\n{}", new.join("\n"));
+    let new: Vec<&str> = found
+        .iter()
+        .filter(|f| !is_known(f))
+        .map(|f| f.text.as_str())
+        .collect();
+    assert!(
+        new.is_empty(),
+        "import cycles between the core's modules:\n{}",
+        new.join("\n")
+    );
     for (level, members) in KNOWN_KNOTS {
-        let still = found.iter().any(|f| {
-            f.level == *level && f.knot.members() == members.iter().copied().collect()
-        });
-        assert!(still, "the known knot {members:?} in {level} is gone or changed: update KNOWN_KNOTS");
+        let still = found
+            .iter()
+            .any(|f| f.level == *level && f.knot.members() == members.iter().copied().collect());
+        assert!(
+            still,
+            "the known knot {members:?} in {level} is gone or changed: update KNOWN_KNOTS"
+        );
     }
 }
 
 // ---- the detector on made-up input ---------------------------------------------------------
 
 fn graph(pairs: &[(&str, &str)]) -> BTreeSet<(String, String)> {
-    pairs.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
+    pairs
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect()
 }
 
 #[test]
@@ -744,7 +799,14 @@ fn a_dag_has_no_cycle() {
 
 #[test]
 fn reports_each_knot_once() {
-    let g = graph(&[("a", "b"), ("b", "a"), ("x", "y"), ("y", "z"), ("z", "x"), ("y", "x")]);
+    let g = graph(&[
+        ("a", "b"),
+        ("b", "a"),
+        ("x", "y"),
+        ("y", "z"),
+        ("z", "x"),
+        ("y", "x"),
+    ]);
     let knots = find_cycles(&g);
     assert_eq!(knots.len(), 2);
     assert_eq!(knots[0].cycle, ["a", "b", "a"]);
@@ -754,8 +816,10 @@ fn reports_each_knot_once() {
 }
 
 fn made_up_crate(files: &[(&str, &str)]) -> Crate {
-    let files: Vec<(ModPath, String)> =
-        files.iter().map(|(p, s)| (module_of(Path::new(p)), s.to_string())).collect();
+    let files: Vec<(ModPath, String)> = files
+        .iter()
+        .map(|(p, s)| (module_of(Path::new(p)), s.to_string()))
+        .collect();
     Crate::from_sources(&files)
 }
 
@@ -769,8 +833,11 @@ fn reads_use_trees_super_reexports_and_skips_tests() {
         ("a/y.rs", "pub struct Y; fn f() { crate::Thing::new(); }\n#[cfg(test)]\nmod tests { use crate::b::Z; }"),
         ("b.rs", "pub struct Z; fn g() -> crate::a::Thing { todo!() }"),
     ]);
-    let edges: Vec<String> =
-        krate.edges().keys().map(|(a, b)| format!("{} -> {}", show(a), show(b))).collect();
+    let edges: Vec<String> = krate
+        .edges()
+        .keys()
+        .map(|(a, b)| format!("{} -> {}", show(a), show(b)))
+        .collect();
     assert_eq!(edges, ["a::x -> a::y", "a::y -> a::x", "b -> a::x"]);
     assert_eq!(
         all_cycles(&krate),
@@ -782,7 +849,10 @@ fn reads_use_trees_super_reexports_and_skips_tests() {
 fn test_files_do_not_count() {
     let krate = made_up_crate(&[
         ("lib.rs", "mod a; mod b;"),
-        ("a/mod.rs", "pub fn f() { crate::b::g() }\n#[cfg(test)]\nmod tests;"),
+        (
+            "a/mod.rs",
+            "pub fn f() { crate::b::g() }\n#[cfg(test)]\nmod tests;",
+        ),
         ("a/tests.rs", "use crate::b::*; fn t() { crate::a::f(); }"),
         ("b.rs", "pub fn g() {} fn h() { crate::a::f() }"),
     ]);

@@ -7,18 +7,18 @@
 //! process environment.
 
 pub mod ident;
+mod open;
 pub mod path;
 pub mod rest;
 pub mod warehouse;
-mod open;
 
 use async_trait::async_trait;
 
 use crate::Table;
 
 pub use ident::{Namespace, TableIdent};
-pub use path::TablePath;
 pub use open::open;
+pub use path::TablePath;
 pub use warehouse::Warehouse;
 
 /// A catalog of tables. Errors are [`crate::Error::NoSuchTable`],
@@ -57,4 +57,3 @@ pub async fn all_tables(catalog: &dyn Catalog) -> crate::Result<Vec<TableIdent>>
     found.sort_by_key(|t| t.path());
     Ok(found)
 }
-

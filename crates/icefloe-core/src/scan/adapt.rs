@@ -335,9 +335,9 @@ fn variant_to_json(arr: &ArrayRef, path: &str) -> crate::Result<ArrayRef> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use arrow::datatypes::Field;
     use crate::spec::name_mapping::NameMapping;
     use arrow::array::AsArray;
+    use arrow::datatypes::Field;
     use std::collections::HashMap;
 
     #[test]

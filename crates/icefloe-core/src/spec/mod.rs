@@ -2,9 +2,9 @@
 //! manifest lists, manifests and name mappings, and the Arrow schema a scan of them produces.
 //! Pure parsing, no I/O.
 
+pub mod arrow_schema;
 mod avro;
 mod avro_binary;
-pub mod arrow_schema;
 pub mod bucket;
 pub mod checked;
 pub mod field_lookup;

@@ -36,11 +36,11 @@ use parquet::file::metadata::{
 use parquet::file::properties::WriterProperties;
 use parquet::schema::types::{ColumnPath, SchemaDescPtr};
 
-use crate::spec::arrow_schema::{lineage_fields, LAST_UPDATED_SEQ_FIELD_ID, ROW_ID_FIELD_ID};
 use super::lineage::{last_updated, row_ids};
 use super::split::TaskSplit;
 use super::{FileScanTask, Scan, SnapshotSelector};
 use crate::delete::resolved::deleted_positions;
+use crate::spec::arrow_schema::{lineage_fields, LAST_UPDATED_SEQ_FIELD_ID, ROW_ID_FIELD_ID};
 use crate::spec::FileFormat;
 use error::err;
 
@@ -653,7 +653,8 @@ pub fn view_schema(scan: &Scan, footers: &[Option<Arc<ParquetMetaData>>]) -> Sch
         .fields()
         .iter()
         .map(|f| {
-            let req = crate::spec::arrow_schema::field_id(f).is_some_and(|id| required.contains(&id));
+            let req =
+                crate::spec::arrow_schema::field_id(f).is_some_and(|id| required.contains(&id));
             f.as_ref().clone().with_nullable(!req)
         })
         .collect();

@@ -3,7 +3,9 @@
 //! Every `.rs` file under `src/` is read (std only) and every path into the crate is collected:
 //! `use` items and paths in code, starting with `crate::`, `super::`, `self::`, a child module's
 //! name, or a name a `use` brought in for a module. A path is resolved to the module that
-//! *defines* the item: re-exports (`pub use`) are followed to their source.
+//! *defines* the item: `use` bindings (re-exports, and private imports that child modules reach
+//! through `super::`) are followed to their source. Only paths count: a method call or an
+//! `impl` block for another module's type adds no edge.
 //!
 //! The rules:
 //! - Test code does not count: items under `#[cfg(test)]` (inline `mod tests { .. }` and files
@@ -16,6 +18,9 @@
 //! modules (`scan`, `io`, ...; `lib.rs` is the root), and among the files of each folder
 //! (`io/config.rs`, `io/remote.rs`, ..., with the folder's `mod.rs` as one more node). Deeper
 //! modules fold into the child of that level they belong to.
+//!
+//! [`KNOWN_KNOTS`] lists the one knot left on purpose. `MODULE_CYCLES_EDGES=1` prints every
+//! edge with the path that makes it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -288,13 +293,13 @@ fn is_ident(s: &str) -> bool {
 
 // ---- the crate's modules -----------------------------------------------------------------
 
-/// A path's first segment as written in module `at`.
+/// A path as written in module `at` (a `use` leaf, or a path in code).
 #[derive(Debug)]
 struct RawUse {
     /// The module whose code holds the path.
     at: ModPath,
     path: Vec<String>,
-    /// `Some(visibility)` when this is a `pub use`.
+    /// Whether this is a `pub use` (of any visibility).
     reexport: bool,
 }
 

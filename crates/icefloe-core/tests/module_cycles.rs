@@ -508,7 +508,7 @@ impl Crate {
         }
         // The longest prefix that is a module.
         let mut k = path.len();
-        while k > 0 && !self.modules.contains(&path[..k].to_vec()) {
+        while k > 0 && !self.modules.contains(&path[..k]) {
             k -= 1;
         }
         let module = path[..k].to_vec();

@@ -203,12 +203,20 @@ fn writer_partition_ids(schema: &serde_json::Value) -> Option<Vec<i32>> {
         .collect()
 }
 
-/// Where each of the spec's partition fields is in the writer's tuple, and the field ids of
-/// the tuple the spec does not have; `None` when the tuple is read in order.
+/// How a writer's partition tuple maps onto the spec's fields.
+struct Projection {
+    /// Where each of the spec's partition fields is in the writer's tuple.
+    positions: Vec<usize>,
+    /// Field ids of the tuple that the spec does not have.
+    extra: Vec<i32>,
+}
+
+/// The [`Projection`] of the writer's partition tuple onto `spec_ids`; `None` when the tuple
+/// is read in order.
 fn partition_projection(
     schema: &serde_json::Value,
     spec_ids: &[i32],
-) -> Result<Option<(Vec<usize>, Vec<i32>)>, String> {
+) -> Result<Option<Projection>, String> {
     let Some(written) = writer_partition_ids(schema) else {
         return Ok(None);
     };
@@ -230,7 +238,7 @@ fn partition_projection(
         .filter(|w| !spec_ids.contains(w))
         .copied()
         .collect();
-    Ok(Some((positions, extra)))
+    Ok(Some(Projection { positions, extra }))
 }
 
 fn decode_manifest(
@@ -248,7 +256,7 @@ fn decode_manifest(
         None => None,
     };
     let mut warnings = Vec::new();
-    if let Some((_, extra)) = projection.as_ref().filter(|(_, x)| !x.is_empty()) {
+    if let Some(Projection { extra, .. }) = projection.as_ref().filter(|p| !p.extra.is_empty()) {
         warnings.push(Warning::new(
             Rule::PartitionTupleFields,
             Subject::Manifest,
@@ -259,7 +267,7 @@ fn decode_manifest(
             ),
         ));
     }
-    let projection = projection.map(|(p, _)| p);
+    let projection = projection.map(|p| p.positions);
     let reader = EntryReader::new(file.schema.clone()).map_err(err)?;
     let mut out = Vec::new();
     // Row ids handed out so far to data files that inherit one.

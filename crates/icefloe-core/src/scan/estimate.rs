@@ -5,8 +5,8 @@
 
 use futures::{StreamExt, TryStreamExt};
 
+use super::plan::task::FileScanTask;
 use super::read::pruned_positions;
-use super::task::FileScanTask;
 use super::Scan;
 use crate::io::file::FileReader;
 use crate::spec::FileFormat;

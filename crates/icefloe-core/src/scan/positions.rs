@@ -6,8 +6,8 @@ use std::sync::Arc;
 use arrow::record_batch::RecordBatch;
 use roaring::RoaringTreemap;
 
+use super::plan::task::FileScanTask;
 use super::read::TaskReader;
-use super::task::FileScanTask;
 use super::Scan;
 
 impl Scan {

@@ -9,9 +9,9 @@ use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use futures::{FutureExt, StreamExt, TryStreamExt};
 
+use super::prune::Pruner;
 use crate::cache::get_or_load_checked;
 use crate::delete::index::DeleteIndex;
-use crate::scan::prune::Pruner;
 use crate::spec::manifest::read_manifest_of_spec;
 use crate::spec::ManifestContent;
 use crate::spec::{

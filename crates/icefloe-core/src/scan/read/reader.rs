@@ -18,11 +18,11 @@ use super::adapt::{adapt, cast_exact, literal_array, missing_column};
 use super::lineage::{last_updated, row_ids};
 use super::metadata_columns;
 use super::page_index::FilterLeaf;
-use super::prune::{ColumnStats, Pruner};
-use super::task::FileScanTask;
 use crate::delete::equality::{key_columns, load_equality_set, EqualityDeleteSet};
 use crate::delete::resolved::deleted_positions;
 use crate::io::file::FileReader;
+use crate::scan::plan::prune::{ColumnStats, Pruner};
+use crate::scan::plan::task::FileScanTask;
 use crate::spec::arrow_schema::{type_to_arrow, LAST_UPDATED_SEQ_FIELD_ID, ROW_ID_FIELD_ID};
 use crate::spec::field_lookup::find_field;
 use crate::spec::name_mapping::{MappedField, NameMapping};
@@ -55,9 +55,9 @@ pub struct ReadContext {
     pub batch_size: usize,
     /// Conditions whose row groups may be skipped (by their column statistics), if any.
     pub row_group_filter: Option<Pruner>,
-    /// Read local Parquet files in slices too ([`super::ScanBuilder::sliced_reads`]).
+    /// Read local Parquet files in slices too ([`crate::scan::ScanBuilder::sliced_reads`]).
     pub sliced: bool,
-    /// Bounds the slices read ahead ([`super::ScanBuilder::read_ahead_budget`]).
+    /// Bounds the slices read ahead ([`crate::scan::ScanBuilder::read_ahead_budget`]).
     pub read_ahead: Option<crate::io::readahead::ReadAheadBudget>,
 }
 
@@ -94,7 +94,7 @@ impl TaskReader {
     /// Errors: missing or corrupt data file, delete files or deletion vector; a data file
     /// whose row count differs from its manifest entry.
     /// With `rows`, only the live rows at those positions of the data file are read (a
-    /// split of the task, [`super::split`]).
+    /// split of the task, [`crate::scan::plan::split`]).
     pub async fn open(
         table: &Table,
         task: FileScanTask,

@@ -20,6 +20,7 @@ pub mod partition;
 pub mod schema;
 pub mod snapshot;
 pub mod sort_order;
+pub mod transform_projection;
 pub mod type_json;
 pub mod types;
 

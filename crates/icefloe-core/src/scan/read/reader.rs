@@ -118,7 +118,7 @@ impl TaskReader {
 
     /// Like [`TaskReader::open`], starting at file position `from`: a position
     /// [`TaskReader::next_positioned`] gave makes the read yield that batch first, then the
-    /// same batches as a read from the start (see [`super::resume`]).
+    /// same batches as a read from the start (see [`crate::scan::resume`]).
     pub async fn open_from(
         table: &Table,
         task: FileScanTask,

@@ -136,7 +136,9 @@ fn a_check_at_the_end_of_the_stream_fails_files_after_its_rows() {
     let err = String::from_utf8_lossy(&r.stderr);
     assert!(r.status.success(), "{err}");
     assert!(
-        err.contains("warning") && err.contains("total-records") && err.contains("[summary-totals]"),
+        err.contains("warning")
+            && err.contains("total-records")
+            && err.contains("[summary-totals]"),
         "{err}"
     );
     assert_eq!(parse_csv(&String::from_utf8_lossy(&r.stdout)), full);

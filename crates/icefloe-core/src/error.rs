@@ -116,17 +116,6 @@ pub enum Error {
 }
 
 impl Error {
-    /// Wraps an object-store error for `path`, keeping "not found" distinct. The message
-    /// keeps the operation and status, never a remote reply's body.
-    pub fn from_store(path: impl fmt::Display, source: object_store::Error) -> Self {
-        let path = path.to_string();
-        let reason = crate::io::store_error::store_reason(&path, &source);
-        match source {
-            object_store::Error::NotFound { .. } => Error::NotFound { path, reason },
-            _ => Error::Io { path, reason },
-        }
-    }
-
     /// An error about a data file.
     pub fn data_file(path: impl fmt::Display, reason: impl fmt::Display) -> Self {
         Error::DataFile {

@@ -27,6 +27,7 @@ pub mod error;
 pub mod expr;
 pub mod guard;
 pub mod history;
+pub mod instant;
 pub mod io;
 pub mod listing;
 pub mod scan;

@@ -12,6 +12,9 @@ use crate::spec::{ManifestFile, RefType, Schema, Snapshot, TableMetadata};
 use crate::validate::manifest::check_manifest_list;
 use crate::warning::Warnings;
 
+// Re-exported: front-ends read `as-of` through the old path.
+pub use crate::instant::parse_instant_ms;
+
 /// Which snapshot to read.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum SnapshotSelector {
@@ -24,51 +27,6 @@ pub enum SnapshotSelector {
     AsOf(i64),
     /// The snapshot a branch or tag points at.
     Ref(String),
-}
-
-/// Reads a time-travel instant: milliseconds since the epoch, or an ISO-8601 date or time
-/// (`2026-01-31`, `2026-01-31T12:00:00`, `2026-01-31 12:00:00.250+02`, `...Z`), in UTC unless
-/// it carries an offset. Every front-end reads `as-of` with this, so the same text names the
-/// same instant whatever the reader's time zone.
-pub fn parse_instant_ms(text: &str) -> crate::Result<i64> {
-    use chrono::{DateTime, NaiveDate, NaiveDateTime, TimeZone, Utc};
-    let s = text.trim();
-    if let Ok(ms) = s.parse::<i64>() {
-        return Ok(ms);
-    }
-    if let Ok(dt) = DateTime::parse_from_rfc3339(s) {
-        return Ok(dt.timestamp_millis());
-    }
-    for fmt in ["%Y-%m-%dT%H:%M:%S%.f%#z", "%Y-%m-%d %H:%M:%S%.f%#z"] {
-        if let Ok(dt) = DateTime::parse_from_str(s, fmt) {
-            return Ok(dt.timestamp_millis());
-        }
-    }
-    if let Some(naive) = s.strip_suffix(['Z', 'z']) {
-        for fmt in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f"] {
-            if let Ok(dt) = NaiveDateTime::parse_from_str(naive, fmt) {
-                return Ok(Utc.from_utc_datetime(&dt).timestamp_millis());
-            }
-        }
-    }
-    for fmt in [
-        "%Y-%m-%dT%H:%M:%S%.f",
-        "%Y-%m-%d %H:%M:%S%.f",
-        "%Y-%m-%dT%H:%M",
-        "%Y-%m-%d %H:%M",
-    ] {
-        if let Ok(dt) = NaiveDateTime::parse_from_str(s, fmt) {
-            return Ok(Utc.from_utc_datetime(&dt).timestamp_millis());
-        }
-    }
-    if let Ok(d) = NaiveDate::parse_from_str(s, "%Y-%m-%d") {
-        return Ok(Utc
-            .from_utc_datetime(&d.and_hms_opt(0, 0, 0).expect("midnight"))
-            .timestamp_millis());
-    }
-    Err(crate::Error::InvalidArgument(format!(
-        "cannot read time {s:?}: give milliseconds since the epoch or an ISO-8601 time such as 2026-01-31T12:00:00Z (UTC unless it has an offset)"
-    )))
 }
 
 /// How to open a table, beyond its location: what a front-end passes through from its flags or
@@ -172,7 +130,7 @@ impl Table {
                 || {
                     // One copy at a time: the file's bytes (or a gzip stream over them), then
                     // the parsed JSON; never a decompressed copy beside both.
-                    let json = parse_json(&bytes, &key, io.limits())?;
+                    let json = crate::io::json::parse_json(&bytes, &key, io.limits())?;
                     drop(bytes);
                     TableMetadata::from_json(&json, &key)
                 },
@@ -421,51 +379,5 @@ impl Table {
                     .collect(),
             )),
         }
-    }
-}
-
-/// Parses metadata JSON straight from the file's bytes, through a gzip stream when they start
-/// with the gzip magic.
-/// Parses a metadata file's JSON, gzip-compressed or not; a decompressed text past the
-/// metadata cap is [`crate::Error::TooLarge`] (a small gzip file can inflate without bound).
-pub(crate) fn parse_json(
-    bytes: &[u8],
-    path: &str,
-    limits: &crate::io::ReadLimits,
-) -> crate::Result<serde_json::Value> {
-    use std::io::Read;
-    let parsed = if bytes.starts_with(&[0x1f, 0x8b]) {
-        let cap = limits.metadata_bytes;
-        let mut text = flate2::read::GzDecoder::new(bytes).take(cap.saturating_add(1));
-        let parsed = serde_json::from_reader(std::io::BufReader::new(&mut text));
-        if text.limit() == 0 {
-            return Err(Capped::Metadata.too_large(path, limits));
-        }
-        parsed
-    } else {
-        serde_json::from_slice(bytes)
-    };
-    parsed.map_err(|e| crate::Error::metadata(path, format!("not valid JSON: {e}")))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_instant_ms;
-
-    #[test]
-    fn instants_are_utc_unless_offset() {
-        assert_eq!(parse_instant_ms("1000").unwrap(), 1000);
-        assert_eq!(parse_instant_ms("1970-01-01T00:00:01Z").unwrap(), 1000);
-        assert_eq!(parse_instant_ms("1970-01-01 00:00:01").unwrap(), 1000);
-        assert_eq!(parse_instant_ms("1970-01-01 00:00:01.5").unwrap(), 1500);
-        assert_eq!(parse_instant_ms("1970-01-01 01:00:01+01").unwrap(), 1000);
-        assert_eq!(
-            parse_instant_ms("1970-01-01 01:00:01.000+01:00").unwrap(),
-            1000
-        );
-        assert_eq!(parse_instant_ms("1970-01-01T01:00:01+0100").unwrap(), 1000);
-        assert_eq!(parse_instant_ms(" 1970-01-02 ").unwrap(), 86_400_000);
-        assert!(parse_instant_ms("yesterday").is_err());
-        assert!(parse_instant_ms("1970-01-01 00:00:01 Asia/Tokyo").is_err());
     }
 }

@@ -7,18 +7,17 @@
 //! process environment.
 
 pub mod ident;
+mod open;
 pub mod path;
 pub mod rest;
 pub mod warehouse;
 
-use std::sync::Arc;
-
 use async_trait::async_trait;
 
-use crate::cache::Caches;
-use crate::{OpenOptions, Table};
+use crate::Table;
 
 pub use ident::{Namespace, TableIdent};
+pub use open::open;
 pub use path::TablePath;
 pub use warehouse::Warehouse;
 
@@ -57,20 +56,4 @@ pub async fn all_tables(catalog: &dyn Catalog) -> crate::Result<Vec<TableIdent>>
     }
     found.sort_by_key(|t| t.path());
     Ok(found)
-}
-
-/// The catalog of a location: [`TablePath`] when it is a table (a metadata file, or a
-/// directory holding `metadata/` with metadata files), else a [`Warehouse`] rooted there.
-/// `open` is a [`StorageConfig`](crate::io::StorageConfig) alone or every [`OpenOptions`] setting, for every table.
-pub async fn open(
-    location: &str,
-    open: impl Into<OpenOptions>,
-    caches: Arc<Caches>,
-) -> crate::Result<Arc<dyn Catalog>> {
-    let open = open.into();
-    if warehouse::is_table_location(location, &open.storage).await? {
-        Ok(Arc::new(TablePath::new(location, open, caches)))
-    } else {
-        Ok(Arc::new(Warehouse::new(location, open, caches)?))
-    }
 }

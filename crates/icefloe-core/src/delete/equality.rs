@@ -16,7 +16,7 @@ use futures::TryStreamExt;
 use crate::io::file::FileReader;
 use crate::io::TableIo;
 use crate::scan::adapt::cast_exact;
-use crate::scan::arrow_schema::{field_id, type_to_arrow};
+use crate::spec::arrow_schema::{field_id, type_to_arrow};
 use crate::spec::{DataFile, Type};
 
 /// The delete keys of one equality delete file, in Arrow's row format.

@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use crate::scan::plan::DeleteFileRef;
+use crate::scan::task::DeleteFileRef;
 use crate::spec::{DataContent, DataFile, ManifestEntry, TableMetadata};
 
 /// Delete files of one snapshot, indexed for lookup by data file.

@@ -10,7 +10,7 @@ use roaring::RoaringTreemap;
 
 use crate::io::file::FileReader;
 use crate::io::TableIo;
-use crate::scan::arrow_schema::{field_id, DELETE_FILE_PATH_FIELD_ID, DELETE_POS_FIELD_ID};
+use crate::spec::arrow_schema::{field_id, DELETE_FILE_PATH_FIELD_ID, DELETE_POS_FIELD_ID};
 use crate::spec::DataFile;
 
 /// Rows decoded per batch of a position delete file.

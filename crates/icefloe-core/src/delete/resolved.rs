@@ -9,7 +9,7 @@ use crate::cache::get_or_load_checked;
 use crate::delete::dv::decode_deletion_vector;
 use crate::delete::position::read_position_deletes;
 use crate::delete::puffin::{check_dv_listed, footer_payload_size, parse_footer};
-use crate::scan::plan::FileScanTask;
+use crate::scan::task::FileScanTask;
 use crate::spec::DataFile;
 use crate::table::Table;
 use crate::warning::{Rule, Subject, Warning};

@@ -12,7 +12,7 @@
 use chrono::{NaiveDate, NaiveDateTime, NaiveTime, Timelike};
 
 use super::parse::{CmpOp, ColumnRef, Expr, ExprError, Filter, TypedKeyword, ValueKind, ValueRef};
-use crate::scan::arrow_schema::{
+use crate::spec::arrow_schema::{
     LAST_UPDATED_SEQ, LAST_UPDATED_SEQ_FIELD_ID, ROW_ID, ROW_ID_FIELD_ID,
 };
 use crate::spec::{Literal, PrimitiveType, Schema, Type};

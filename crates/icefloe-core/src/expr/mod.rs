@@ -6,12 +6,13 @@
 pub mod bind;
 pub mod eval;
 pub mod parse;
+pub mod predicate;
 
 pub use bind::{bind, BoundColumn, BoundExpr, BoundFilter};
 pub use parse::{parse, ExprError, Filter};
 
-use crate::scan::prune::{CmpOp as PruneOp, Predicate};
 use parse::CmpOp;
+use predicate::{CmpOp as PruneOp, Predicate};
 
 /// The pruning predicates a bound filter implies: every row the filter keeps satisfies all of
 /// them. Parts that cannot be expressed (`!=`, `NOT IN`, lineage columns, an `OR` with such a

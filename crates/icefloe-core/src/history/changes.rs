@@ -24,7 +24,8 @@ use roaring::RoaringTreemap;
 
 use super::range::{commits_between, commits_since_creation};
 use crate::delete::resolved::deleted_positions;
-use crate::scan::plan::{plan_files, FileScanTask};
+use crate::scan::plan::plan_files;
+use crate::scan::task::FileScanTask;
 use crate::scan::Scan;
 use crate::spec::Snapshot;
 use crate::table::{SnapshotSelector, Table};
@@ -298,7 +299,7 @@ fn change_field(name: &str, ty: DataType, id: Option<i32>) -> Arc<Field> {
     let f = Field::new(name, ty, false);
     Arc::new(match id {
         Some(id) => f.with_metadata(HashMap::from([(
-            crate::scan::arrow_schema::FIELD_ID_KEY.to_string(),
+            crate::spec::arrow_schema::FIELD_ID_KEY.to_string(),
             id.to_string(),
         )])),
         None => f,
@@ -899,7 +900,7 @@ fn same_equality_deletes(p: &FileScanTask, c: &FileScanTask) -> bool {
     sorted_paths(&p.equality_deletes) == sorted_paths(&c.equality_deletes)
 }
 
-fn sorted_paths(v: &[crate::scan::plan::DeleteFileRef]) -> Vec<&str> {
+fn sorted_paths(v: &[crate::scan::task::DeleteFileRef]) -> Vec<&str> {
     let mut p: Vec<&str> = v.iter().map(|d| d.file.file_path.as_str()).collect();
     p.sort_unstable();
     p

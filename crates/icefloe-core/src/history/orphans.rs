@@ -141,7 +141,7 @@ async fn metadata_files(table: &Table, m: &TableMetadata) -> crate::Result<Vec<S
                 continue;
             }
             let shown = io.shown(f);
-            let json = crate::table::parse_json(
+            let json = crate::io::json::parse_json(
                 &io.read_capped(f, crate::io::limits::Capped::Metadata)
                     .await?,
                 &shown,

@@ -9,17 +9,8 @@ use arrow::array::{Array, Int64Array, StringArray};
 
 use super::changes::ChangeFeed;
 use super::range::ancestors;
-use super::retention::ExpiryRun;
+use super::retention::{ExpiryRun, ReadableRemoved, ReadableRows};
 use crate::table::Table;
-
-/// Removed row versions that stay readable until one instant.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ReadableRows {
-    /// When the last kept snapshot that reads them expires (`None`: never).
-    pub until_ms: Option<i64>,
-    /// How many row versions.
-    pub rows: u64,
-}
 
 /// The row versions that commits of the current snapshot's history deleted or overwrote and
 /// that a snapshot `run` keeps still reads, grouped by when the last such snapshot expires
@@ -122,19 +113,6 @@ pub(crate) async fn readable_removed(
             })
             .collect(),
     ))
-}
-
-/// The removed rows older snapshots still read, as far as [`ExpiryRun::with_readable_rows`]
-/// evaluated them.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub enum ReadableRemoved {
-    /// Not evaluated (it reads the changes of the kept history).
-    #[default]
-    NotEvaluated,
-    /// The history has snapshots without row lineage.
-    NoLineage,
-    /// By when they stop being readable, soonest first, never last.
-    Rows(Vec<ReadableRows>),
 }
 
 impl ExpiryRun {

@@ -309,7 +309,29 @@ pub struct ExpiryRun {
     /// When each kept snapshot and ref would expire later.
     pub expiry: Expiry,
     /// The removed rows kept snapshots still read ([`ExpiryRun::with_readable_rows`]).
-    pub readable_removed: super::readable::ReadableRemoved,
+    pub readable_removed: ReadableRemoved,
+}
+
+/// The removed rows older snapshots still read, as far as [`ExpiryRun::with_readable_rows`]
+/// evaluated them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ReadableRemoved {
+    /// Not evaluated (it reads the changes of the kept history).
+    #[default]
+    NotEvaluated,
+    /// The history has snapshots without row lineage.
+    NoLineage,
+    /// By when they stop being readable, soonest first, never last.
+    Rows(Vec<ReadableRows>),
+}
+
+/// Removed row versions that stay readable until one instant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadableRows {
+    /// When the last kept snapshot that reads them expires (`None`: never).
+    pub until_ms: Option<i64>,
+    /// How many row versions.
+    pub rows: u64,
 }
 
 impl ExpiryRun {

@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use super::readable::ReadableRemoved;
+use super::retention::ReadableRemoved;
 use super::retention::{ExpiryRun, FileKind};
 use crate::listing::{format_timestamp_ms, Listing};
 use crate::spec::{RefType, TableMetadata};

@@ -17,7 +17,8 @@ use arrow::record_batch::RecordBatch;
 use futures::{StreamExt, TryStreamExt};
 
 use super::retention::Expiry;
-use crate::scan::plan::{plan_files, FileScanTask};
+use crate::scan::plan::plan_files;
+use crate::scan::task::FileScanTask;
 use crate::scan::Scan;
 use crate::table::{SnapshotSelector, Table};
 

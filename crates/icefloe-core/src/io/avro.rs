@@ -9,7 +9,7 @@ use bytes::Bytes;
 use serde_json::Value as Json;
 
 use super::field_ids::{schema_with_ids, with_field_ids, IdNode};
-use super::file::RowBatches;
+use super::row_batches::RowBatches;
 
 /// An opened Avro object container file.
 pub struct AvroFile {

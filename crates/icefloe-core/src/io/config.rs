@@ -2,9 +2,8 @@
 //! the storage): `object_store` option keys, whether ambient credentials may be used, and the
 //! caller's environment variables that count as ambient credentials. The core never reads the
 //! process environment for it; a front-end that wants `AWS_*` variables honoured passes them
-//! in (see [`StorageConfig::with_env`]).
-
-use super::store::{Ambient, TableIo};
+//! in (see [`StorageConfig::with_env`]). The storage option keys the core reads and their
+//! defaults are here too.
 
 /// How to reach storage: options (credentials, region, endpoint) and the ambient-credential
 /// policy. Cheap to clone. `Debug` shows option names only, never their values (secrets).
@@ -116,10 +115,10 @@ impl StorageConfig {
 
     /// The read-ahead slice size of Parquet files in object stores, storage option
     /// [`READ_SLICE_KEY`] (bytes of the projected columns per slice; `0` reads each row group
-    /// whole): default [`super::readahead::SLICE_BYTES`]. Errors: not a whole number.
+    /// whole): default [`SLICE_BYTES`]. Errors: not a whole number.
     pub fn read_slice_bytes(&self) -> crate::Result<u64> {
         match self.get(READ_SLICE_KEY) {
-            None => Ok(super::readahead::SLICE_BYTES),
+            None => Ok(SLICE_BYTES),
             Some(v) => v.trim().parse().map_err(|_| {
                 crate::Error::InvalidArgument(format!(
                     "storage option {READ_SLICE_KEY}={v:?}: not a whole number of bytes"
@@ -135,20 +134,60 @@ impl StorageConfig {
             .find(|(k, _)| k == key)
             .map(|(_, v)| v.as_str())
     }
-
-    /// Opens the store of `location` with this configuration; returns it and the path of
-    /// `location` inside it.
-    pub fn open(&self, location: &str) -> crate::Result<(TableIo, String)> {
-        TableIo::open_with_storage(location, self)
-    }
 }
 
 /// The storage option that sets the read-ahead slice size ([`StorageConfig::read_slice_bytes`]).
 pub const READ_SLICE_KEY: &str = "read_slice_bytes";
 
+/// Compressed bytes of the projected columns a slice aims at, by default (storage option
+/// `read_slice_bytes`).
+pub const SLICE_BYTES: u64 = 4 << 20;
+
+/// The storage options that set [`ReadLimits`](super::ReadLimits), with the field each sets
+/// and its default.
+pub const LIMIT_KEYS: &[(&str, u64)] = &[
+    ("max_metadata_bytes", 1 << 30),
+    ("max_version_hint_bytes", 1 << 20),
+    ("max_listing_entries", 1_000_000),
+    ("max_manifest_bytes", 1 << 30),
+    ("max_footer_bytes", 256 << 20),
+];
+
+/// Storage options that set the retry policy, with what they take:
+/// - `max_retries`: retries per request after the first attempt (0 disables them; default 10);
+/// - `retry_timeout`: no retry is started this long after the first attempt (default `3m`);
+/// - `backoff_config.init_backoff`: the first wait (default `100ms`);
+/// - `backoff_config.max_backoff`: the longest wait (default `15s`);
+/// - `backoff_config.base`: the factor each wait grows by (default 2; waits are jittered).
+///
+/// Durations are written as `250ms`, `30s`, `2m` (`timeout` and `connect_timeout`, the limits of
+/// one request and of connecting, are `object_store`'s own keys and take the same form).
+pub const RETRY_KEYS: &[&str] = &[
+    "max_retries",
+    "retry_timeout",
+    "backoff_config.init_backoff",
+    "backoff_config.max_backoff",
+    "backoff_config.base",
+];
+
+/// Whether a store may use credentials it finds on the machine (environment variables,
+/// instance metadata, default credential files) besides the options it is given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Ambient {
+    /// Use them (a command-line user's own credentials).
+    #[default]
+    Use,
+    /// Never (a server process acting for other people).
+    Refuse,
+    /// For the store the table was opened in only; other stores that files of the table are
+    /// in are opened without them (a server lending its credentials for one warehouse, whose
+    /// tables' metadata must not lead them elsewhere).
+    TableOnly,
+}
+
 /// Whether one of the object stores takes configuration key `key`.
 fn is_known_key(key: &str) -> bool {
-    if key == READ_SLICE_KEY || super::limits::LIMIT_KEYS.iter().any(|(k, _)| *k == key) {
+    if key == READ_SLICE_KEY || LIMIT_KEYS.iter().any(|(k, _)| *k == key) {
         return true;
     }
     #[cfg(feature = "cloud")]
@@ -158,7 +197,7 @@ fn is_known_key(key: &str) -> bool {
             || object_store::gcp::GoogleConfigKey::from_str(key).is_ok()
             || object_store::azure::AzureConfigKey::from_str(key).is_ok()
             || object_store::ClientConfigKey::from_str(key).is_ok()
-            || super::remote::RETRY_KEYS.contains(&key)
+            || RETRY_KEYS.contains(&key)
     }
     #[cfg(not(feature = "cloud"))]
     {

@@ -13,7 +13,7 @@ use arrow::compute::cast;
 use arrow::datatypes::{DataType, Field, Fields, Schema, SchemaRef};
 use arrow::record_batch::{RecordBatch, RecordBatchOptions};
 
-use crate::scan::arrow_schema::FIELD_ID_KEY;
+use crate::spec::arrow_schema::FIELD_ID_KEY;
 
 /// The field id of a column and of its nested fields, parallel to its Arrow type: a struct's
 /// fields, a list's element, or a map's key and value.
@@ -226,7 +226,7 @@ fn map_array(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scan::arrow_schema::field_id;
+    use crate::spec::arrow_schema::field_id;
     use arrow::array::{Int32Array, StringArray};
 
     #[test]

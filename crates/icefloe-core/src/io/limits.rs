@@ -6,7 +6,7 @@
 //! exist); each is a storage option (`--storage-option` of the CLI; settings of the Postgres
 //! wrapper that only a superuser may change).
 
-use super::StorageConfig;
+use super::config::{StorageConfig, LIMIT_KEYS};
 
 /// The caps, in bytes (entries for a listing).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -22,15 +22,6 @@ pub struct ReadLimits {
     /// A Parquet file's footer (its Thrift metadata) or a Puffin file's footer.
     pub footer_bytes: u64,
 }
-
-/// The storage options that set [`ReadLimits`], with the field each sets and its default.
-pub const LIMIT_KEYS: &[(&str, u64)] = &[
-    ("max_metadata_bytes", 1 << 30),
-    ("max_version_hint_bytes", 1 << 20),
-    ("max_listing_entries", 1_000_000),
-    ("max_manifest_bytes", 1 << 30),
-    ("max_footer_bytes", 256 << 20),
-];
 
 impl Default for ReadLimits {
     fn default() -> Self {

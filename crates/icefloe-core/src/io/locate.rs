@@ -199,7 +199,7 @@ async fn by_contents(
     for name in names {
         let p = format!("{dir}/{name}");
         let shown = io.shown(&p);
-        let v = crate::table::parse_json(
+        let v = crate::io::json::parse_json(
             &io.read_capped(&p, super::limits::Capped::Metadata).await?,
             &shown,
             io.limits(),

@@ -14,7 +14,7 @@ use orc_rust::{ArrowReaderBuilder, TimestampPrecision};
 use prost::Message;
 
 use super::field_ids::{schema_with_ids, with_field_ids, IdNode};
-use super::file::RowBatches;
+use super::row_batches::RowBatches;
 
 /// The ORC type attribute that holds an Iceberg field id.
 const ICEBERG_ID: &str = "iceberg.id";

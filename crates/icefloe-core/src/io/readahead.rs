@@ -2,11 +2,11 @@
 //! column chunks whole before it decodes the group's first row, so over the network a large
 //! row group costs its whole download before any work starts, and nothing is fetched while it
 //! is decoded. A file in an object store is therefore read as consecutive slices of rows, each
-//! about [`SLICE_BYTES`] of the projected columns and fetching only its own pages (through the
-//! offset index; a row group without one is one slice), each on its own task, up to
-//! [`READ_AHEAD`] slices beyond the one being consumed: downloads overlap decoding, and a
-//! slice's column ranges are fetched concurrently. Batches come out in file order, so
-//! positions (deletes, `_row_id`) are those of a whole-file read.
+//! about [`SLICE_BYTES`](super::config::SLICE_BYTES) of the projected columns and fetching
+//! only its own pages (through the offset index; a row group without one is one slice), each
+//! on its own task, up to [`READ_AHEAD`] slices beyond the one being consumed: downloads
+//! overlap decoding, and a slice's column ranges are fetched concurrently. Batches come out in
+//! file order, so positions (deletes, `_row_id`) are those of a whole-file read.
 //!
 //! A process serving many readers at once (the FUSE mount) bounds the slices read ahead over
 //! all of them with a [`ReadAheadBudget`]: a slice is read ahead (on a task of its own, its
@@ -27,10 +27,6 @@ use parquet::arrow::ProjectionMask;
 use parquet::file::metadata::ParquetMetaData;
 
 use super::parquet::OpenedParquet;
-
-/// Compressed bytes of the projected columns a slice aims at, by default (storage option
-/// `read_slice_bytes`).
-pub const SLICE_BYTES: u64 = 4 << 20;
 
 /// Compressed bytes a slice of a local file aims at when it is read in slices for bounded
 /// memory ([`crate::scan::ScanBuilder::sliced_reads`]).
@@ -293,7 +289,7 @@ fn read_slice(
         .iter()
         .map(|&(start, len)| (start - slice.group_start, len))
         .collect();
-    let (selection, policy) = super::file::selection(&local, slice.group_rows);
+    let (selection, policy) = super::row_selection::selection(&local, slice.group_rows);
     let shown = shown.to_string();
     match file
         .builder()

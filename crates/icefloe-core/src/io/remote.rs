@@ -5,9 +5,9 @@
 //! Every store retries with exponential backoff: requests that time out, lose their connection
 //! or are answered 5xx, 408 or 429, and response bodies cut short (resumed by range while the
 //! object's ETag is unchanged). The policy is `object_store`'s [`RetryConfig`], set with
-//! [`RETRY_KEYS`] (the names delta-rs uses); a request that still fails is an error naming the
-//! object, which every reader turns into a failed scan (a delete file that cannot be fetched is
-//! never read as "no deletes").
+//! [`RETRY_KEYS`](super::config::RETRY_KEYS) (the names delta-rs uses); a request that still
+//! fails is an error naming the object, which every reader turns into a failed scan (a delete
+//! file that cannot be fetched is never read as "no deletes").
 
 #![cfg(feature = "cloud")]
 
@@ -16,27 +16,10 @@ use std::sync::Arc;
 use object_store::{BackoffConfig, ObjectStore, ObjectStoreScheme, RetryConfig};
 use url::Url;
 
-use super::config::StorageConfig;
-use super::store::Ambient;
+use super::config::{Ambient, StorageConfig};
 
-/// Storage options that set the retry policy, with what they take:
-/// - `max_retries`: retries per request after the first attempt (0 disables them; default 10);
-/// - `retry_timeout`: no retry is started this long after the first attempt (default `3m`);
-/// - `backoff_config.init_backoff`: the first wait (default `100ms`);
-/// - `backoff_config.max_backoff`: the longest wait (default `15s`);
-/// - `backoff_config.base`: the factor each wait grows by (default 2; waits are jittered).
-///
-/// Durations are written as `250ms`, `30s`, `2m` (`timeout` and `connect_timeout`, the limits of
-/// one request and of connecting, are `object_store`'s own keys and take the same form).
-pub const RETRY_KEYS: &[&str] = &[
-    "max_retries",
-    "retry_timeout",
-    "backoff_config.init_backoff",
-    "backoff_config.max_backoff",
-    "backoff_config.base",
-];
-
-/// The retry policy `options` set ([`RETRY_KEYS`]), over `object_store`'s defaults.
+/// The retry policy `options` set ([`RETRY_KEYS`](super::config::RETRY_KEYS)), over
+/// `object_store`'s defaults.
 pub fn retry_config(options: &[(String, String)]) -> Result<RetryConfig, String> {
     let mut retry = RetryConfig {
         backoff: BackoffConfig::default(),
@@ -77,8 +60,9 @@ pub fn retry_config(options: &[(String, String)]) -> Result<RetryConfig, String>
 
 /// Opens the remote store at `url` (scheme and bucket or container) with `storage`'s
 /// [effective options](StorageConfig::effective_options) (`object_store` configuration keys,
-/// plus [`RETRY_KEYS`]). With [`Ambient::Refuse`] and no credential among the options,
-/// requests are sent unsigned rather than with credentials found on the machine.
+/// plus [`RETRY_KEYS`](super::config::RETRY_KEYS)). With [`Ambient::Refuse`] and no credential
+/// among the options, requests are sent unsigned rather than with credentials found on the
+/// machine.
 pub fn open_remote(url: &Url, storage: &StorageConfig) -> Result<Arc<dyn ObjectStore>, String> {
     open_remote_with(url, storage, None)
 }

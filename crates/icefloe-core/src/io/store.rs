@@ -18,7 +18,7 @@ use bytes::Bytes;
 use object_store::path::Path;
 use object_store::{ObjectStore, ObjectStoreExt};
 
-use super::config::StorageConfig;
+use super::config::{Ambient, StorageConfig};
 use super::limits::{Capped, ReadLimits};
 
 pub use super::location::Location;
@@ -68,7 +68,7 @@ impl TableIo {
     /// Like [`TableIo::open`], with explicit storage settings: `object_store` configuration
     /// keys such as `aws_access_key_id`, `aws_region`, `aws_endpoint`,
     /// `google_service_account_key` or `azure_storage_account_key`, and the retry keys of
-    /// [`super::remote::RETRY_KEYS`]. Ignored for local files.
+    /// [`super::config::RETRY_KEYS`]. Ignored for local files.
     pub fn open_with_options(
         location: &str,
         options: &[(String, String)],
@@ -530,19 +530,13 @@ fn open_store(loc: &Location, storage: &StorageConfig) -> Result<Arc<dyn ObjectS
     }
 }
 
-/// Whether a store may use credentials it finds on the machine (environment variables,
-/// instance metadata, default credential files) besides the options it is given.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum Ambient {
-    /// Use them (a command-line user's own credentials).
-    #[default]
-    Use,
-    /// Never (a server process acting for other people).
-    Refuse,
-    /// For the store the table was opened in only; other stores that files of the table are
-    /// in are opened without them (a server lending its credentials for one warehouse, whose
-    /// tables' metadata must not lead them elsewhere).
-    TableOnly,
+// Here rather than in config.rs: the configuration knows nothing of stores.
+impl StorageConfig {
+    /// Opens the store of `location` with this configuration; returns it and the path of
+    /// `location` inside it.
+    pub fn open(&self, location: &str) -> crate::Result<(TableIo, String)> {
+        TableIo::open_with_storage(location, self)
+    }
 }
 
 /// A path as written (a file name or object key, taken literally: Iceberg writes partition

@@ -8,6 +8,20 @@
 
 use object_store::Error as E;
 
+// Here rather than in error.rs: the error type knows nothing of storage.
+impl crate::Error {
+    /// Wraps an object-store error for `path`, keeping "not found" distinct. The message
+    /// keeps the operation and status, never a remote reply's body.
+    pub fn from_store(path: impl std::fmt::Display, source: object_store::Error) -> Self {
+        let path = path.to_string();
+        let reason = store_reason(&path, &source);
+        match source {
+            object_store::Error::NotFound { .. } => crate::Error::NotFound { path, reason },
+            _ => crate::Error::Io { path, reason },
+        }
+    }
+}
+
 /// The message of `e` for `path`, with nothing a remote service wrote in it. Logs the whole
 /// message at debug level.
 pub fn store_reason(path: &str, e: &E) -> String {

@@ -5,7 +5,7 @@
 
 use futures::{StreamExt, TryStreamExt};
 
-use super::plan::FileScanTask;
+use super::plan::task::FileScanTask;
 use super::read::pruned_positions;
 use super::Scan;
 use crate::io::file::FileReader;

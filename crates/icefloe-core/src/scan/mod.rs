@@ -1,25 +1,34 @@
 //! Scans: choose a snapshot and columns, plan file tasks, and stream live rows as Arrow
 //! record batches with bounded memory.
+//!
+//! In the data path (catalog → metadata → manifests → file tasks → deletes → record batches
+//! → CSV/Parquet/tuples) a scan covers manifests to record batches, in two halves:
+//!
+//! - [`plan`]: manifests → file tasks (task, planner, prune, estimate, split, live count,
+//!   partition directories, column statistics). No data file's rows are read.
+//! - [`read`]: file tasks → record batches (reader with deletes applied, schema adaptation,
+//!   filter, page index, metadata columns, lineage).
+//!
+//! This module holds the [`Scan`] and its [`ScanBuilder`], which tie the two together, and
+//! the modules that add methods to a `Scan` and so need both halves: [`estimate`] (rows to
+//! decode), [`positions`] (chosen rows of a task), [`resume`] (reading from a batch's restart
+//! point), [`sample`] (ANALYZE's sample), [`preload`] (every delete file up front) and
+//! [`parquet_view`] (a scan's rows as one Parquet file). The
+//! children of both halves are re-exported here at their old paths (`scan::task`,
+//! `scan::prune`, `scan::resume`, ...); `scan::plan` and `scan::read` keep the items of the
+//! old `plan` and `read` modules.
 
-pub mod adapt;
-pub mod arrow_schema;
-pub mod column_stats;
 pub mod estimate;
-pub mod filter;
-pub mod lineage;
-pub mod live_count;
-pub mod metadata_columns;
-pub mod page_index;
 pub mod parquet_view;
-pub mod partition_dirs;
 pub mod plan;
 pub mod positions;
 pub mod preload;
-pub mod prune;
 pub mod read;
 pub mod resume;
 pub mod sample;
-pub mod split;
+
+pub use plan::{column_stats, live_count, partition_dirs, prune, split, task};
+pub use read::{adapt, filter, lineage, metadata_columns, page_index};
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -32,7 +41,9 @@ use futures::StreamExt;
 use crate::spec::name_mapping::NameMapping;
 use crate::spec::{NestedField, Schema, Snapshot};
 use crate::table::{SnapshotSelector, Table};
-pub use plan::FileScanTask;
+pub use task::FileScanTask;
+// Re-exported: front-ends name the Arrow schema by its old path.
+pub use crate::spec::arrow_schema;
 use read::{ReadContext, DEFAULT_BATCH_SIZE};
 use split::TaskSplit;
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use arrow::record_batch::RecordBatch;
 use roaring::RoaringTreemap;
 
-use super::plan::FileScanTask;
+use super::plan::task::FileScanTask;
 use super::read::TaskReader;
 use super::Scan;
 

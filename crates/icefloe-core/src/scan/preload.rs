@@ -7,7 +7,8 @@ use std::collections::HashSet;
 
 use futures::{StreamExt, TryStreamExt};
 
-use super::plan::{live_entries, FileScanTask};
+use super::plan::planner::live_entries;
+use super::plan::task::FileScanTask;
 use super::Scan;
 use crate::delete::equality::load_equality_set;
 use crate::delete::position::check_position_delete_file;

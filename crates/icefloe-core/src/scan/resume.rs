@@ -14,9 +14,9 @@ use arrow::record_batch::RecordBatch;
 use futures::stream::BoxStream;
 use futures::StreamExt;
 
-use super::plan::FileScanTask;
+use super::plan::split::TaskSplit;
+use super::plan::task::FileScanTask;
 use super::read::TaskReader;
-use super::split::TaskSplit;
 use super::Scan;
 
 /// A batch of a task's live rows and where a read restarts to yield it first.

@@ -6,7 +6,7 @@
 use futures::stream::{BoxStream, StreamExt, TryStreamExt};
 use roaring::RoaringTreemap;
 
-use super::plan::FileScanTask;
+use super::plan::task::FileScanTask;
 use super::Scan;
 
 /// A deterministic generator for sampling (splitmix64): a sample need not be cryptographic,

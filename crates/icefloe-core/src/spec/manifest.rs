@@ -385,8 +385,8 @@ fn entry_of(
         if let Some(next) = *next_row_id {
             first_row_id = Some(next);
             *next_row_id = Some(
-                crate::validate::non_negative(record_count, "record_count")
-                    .and_then(|()| crate::validate::add(next, record_count, "first_row_id"))
+                super::checked::non_negative(record_count, "record_count")
+                    .and_then(|()| super::checked::add(next, record_count, "first_row_id"))
                     .map_err(|r| format!("{file_path}: {r}"))?,
             );
         }

@@ -56,17 +56,15 @@ fn reason(e: crate::Error) -> String {
 }
 
 impl TableMetadata {
-    /// Parses metadata JSON. `path` names the file in errors. A format version above 3 is an
-    /// error naming the version, as the spec requires of readers.
-    /// Its long lists are decoded element by element, so no JSON tree of the whole file is
-    /// held (see [`super::metadata_json`]).
-    pub fn from_json_bytes(bytes: &[u8], path: &str) -> crate::Result<TableMetadata> {
+    /// [`TableMetadata::from_json_bytes`] before its checks (which live with the other
+    /// checks, in [`crate::validate::metadata`]).
+    pub(crate) fn decode_json_bytes(bytes: &[u8], path: &str) -> crate::Result<TableMetadata> {
         let (v, lists) = super::metadata_json::decode(bytes, path)?;
         Self::from_parts(&v, lists, path)
     }
 
-    /// Parses an already decoded metadata JSON object.
-    pub fn from_json(v: &Json, path: &str) -> crate::Result<TableMetadata> {
+    /// [`TableMetadata::from_json`] before its checks.
+    pub(crate) fn decode_json(v: &Json, path: &str) -> crate::Result<TableMetadata> {
         if !v.is_object() {
             return Err(crate::Error::metadata(path, "not a JSON object"));
         }
@@ -220,7 +218,7 @@ impl TableMetadata {
         let snapshot_log = lists.snapshot_log.unwrap_or_default();
         let metadata_log = lists.metadata_log.unwrap_or_default();
 
-        let mut metadata = TableMetadata {
+        let metadata = TableMetadata {
             format_version,
             table_uuid: v
                 .get("table-uuid")
@@ -254,7 +252,6 @@ impl TableMetadata {
             statistics,
             warnings: Vec::new(),
         };
-        crate::validate::metadata::check_metadata(&mut metadata, path)?;
         Ok(metadata)
     }
 

@@ -1,10 +1,15 @@
 //! The Iceberg spec's model: types, schemas, partition specs, snapshots, table metadata,
-//! manifest lists, manifests and name mappings. Pure parsing, no I/O.
+//! manifest lists, manifests and name mappings, and the Arrow schema a scan of them produces.
+//! Pure parsing, no I/O.
 
+pub mod arrow_schema;
 mod avro;
 mod avro_binary;
 pub mod bucket;
+pub mod checked;
+pub mod field_lookup;
 pub mod literal;
+pub mod literal_decode;
 pub mod manifest;
 mod manifest_fields;
 pub mod manifest_list;
@@ -15,11 +20,14 @@ pub mod partition;
 pub mod schema;
 pub mod snapshot;
 pub mod sort_order;
+pub mod transform_projection;
+pub mod type_json;
 pub mod types;
 
 pub use avro::open_container;
 
-pub use literal::{DefaultKind, Literal};
+pub use literal::Literal;
+pub use literal_decode::DefaultKind;
 pub use manifest::{DataContent, DataFile, EntryStatus, FileFormat, ManifestEntry};
 pub use manifest_list::{ManifestContent, ManifestFile};
 pub use metadata::TableMetadata;

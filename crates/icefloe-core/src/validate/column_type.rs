@@ -7,7 +7,7 @@
 
 use arrow::datatypes::{DataType, Field, Fields, TimeUnit};
 
-use crate::scan::adapt::{find_field, mapped_children};
+use crate::spec::field_lookup::{find_field, mapped_children};
 use crate::spec::name_mapping::{lookup, MappedField};
 use crate::spec::{PrimitiveType, Type};
 
@@ -52,7 +52,7 @@ pub fn check_data_file(
     format_version: i64,
     path: &str,
 ) -> crate::Result<()> {
-    use crate::scan::arrow_schema::{field_id, DELETE_FILE_PATH_FIELD_ID, DELETE_POS_FIELD_ID};
+    use crate::spec::arrow_schema::{field_id, DELETE_FILE_PATH_FIELD_ID, DELETE_POS_FIELD_ID};
     let ids: Vec<Option<i32>> = file_fields.iter().map(|f| field_id(f)).collect();
     if ids.contains(&Some(DELETE_FILE_PATH_FIELD_ID)) && ids.contains(&Some(DELETE_POS_FIELD_ID)) {
         return Err(crate::Error::data_file(

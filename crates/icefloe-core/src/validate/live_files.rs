@@ -155,7 +155,7 @@ impl LiveFiles {
             }
         }
         if let Some(first) = f.first_row_id {
-            let end = super::add(
+            let end = crate::spec::checked::add(
                 first,
                 f.record_count,
                 &format!("first_row_id of {}", f.file_path),

@@ -6,8 +6,8 @@
 //! Counts, sequence numbers and row ids that disagree without changing what is read are
 //! warnings, read as Iceberg Java reads them (`docs/refusals.md`).
 
-use super::metadata::Warn;
-use super::non_negative;
+use super::Warn;
+use crate::spec::checked::{add, non_negative};
 use crate::spec::{
     DataContent, EntryStatus, FileFormat, ManifestContent, ManifestEntry, ManifestFile, Snapshot,
     TableMetadata,
@@ -141,7 +141,7 @@ fn check_first_row_id(
             "data manifest {name} has first_row_id {v}, but snapshot {id} has no first-row-id: snapshots without one have null first_row_id on their data manifests (spec: \"Row Lineage for Upgraded Tables\")"
         )),
         (ManifestContent::Data, Some(v), Some(first)) if mf.added_snapshot_id == id => {
-            let end = super::add(first, snapshot.added_rows.unwrap_or(0), "first-row-id + added-rows")?;
+            let end = add(first, snapshot.added_rows.unwrap_or(0), "first-row-id + added-rows")?;
             if v < first || v > end {
                 warn(Rule::RowIdAssignment, format!(
                     "data manifest {name}, added by snapshot {id}, has first_row_id {v} outside the range that snapshot assigns ({first} to {end}) (spec: \"First Row ID Assignment\", \"Snapshot Row IDs\")"
@@ -218,7 +218,7 @@ fn check_counts(
             EntryStatus::Deleted => 2,
         };
         files[k] += 1;
-        rows[k] = super::add(
+        rows[k] = add(
             rows[k],
             e.data_file.record_count,
             "the manifest's row count",

@@ -8,9 +8,31 @@
 use std::collections::HashSet;
 
 use super::schema::check_schema;
-use super::{add, non_negative};
+use super::Warn;
+use crate::spec::checked::{add, non_negative};
 use crate::spec::TableMetadata;
 use crate::warning::{Rule, Subject, Warning};
+
+// The checked constructors live beside their checks, so that `spec` (decoding) does not
+// import `validate` (deciding).
+impl TableMetadata {
+    /// Parses metadata JSON. `path` names the file in errors. A format version above 3 is an
+    /// error naming the version, as the spec requires of readers.
+    /// Its long lists are decoded element by element, so no JSON tree of the whole file is
+    /// held (see [`crate::spec::metadata_json`]).
+    pub fn from_json_bytes(bytes: &[u8], path: &str) -> crate::Result<TableMetadata> {
+        let mut metadata = TableMetadata::decode_json_bytes(bytes, path)?;
+        check_metadata(&mut metadata, path)?;
+        Ok(metadata)
+    }
+
+    /// Parses an already decoded metadata JSON object.
+    pub fn from_json(v: &serde_json::Value, path: &str) -> crate::Result<TableMetadata> {
+        let mut metadata = TableMetadata::decode_json(v, path)?;
+        check_metadata(&mut metadata, path)?;
+        Ok(metadata)
+    }
+}
 
 /// Checks parsed metadata; `path` names the metadata file in errors and warnings. The rules
 /// broken without changing the answer are added to `m.warnings`, and the row lineage fields a
@@ -33,9 +55,6 @@ pub fn check_metadata(m: &mut TableMetadata, path: &str) -> crate::Result<()> {
     }
     Ok(())
 }
-
-/// Where a check reports a rule broken without changing the answer.
-pub type Warn<'a> = dyn FnMut(Rule, String) + 'a;
 
 fn check(m: &TableMetadata, warn: &mut Warn<'_>) -> Result<(), String> {
     let fv = m.format_version;

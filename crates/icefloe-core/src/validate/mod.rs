@@ -12,6 +12,8 @@ pub mod manifest;
 pub mod metadata;
 pub mod schema;
 
+use crate::warning::Rule;
+
 /// Field ids above this are reserved for metadata columns (spec: "Reserved Field IDs").
 pub const MAX_USER_FIELD_ID: i32 = i32::MAX - 200;
 
@@ -27,17 +29,5 @@ pub const RESERVED_COLUMN_NAMES: &[&str] = &[
     "_last_updated_sequence_number",
 ];
 
-/// `a + b` for numbers read from a file; an overflow is an error naming `what`.
-pub fn add(a: i64, b: i64, what: &str) -> Result<i64, String> {
-    a.checked_add(b)
-        .ok_or_else(|| format!("{what} overflows a long ({a} + {b})"))
-}
-
-/// A count or sequence number read from a file must not be negative.
-pub fn non_negative(v: i64, what: &str) -> Result<(), String> {
-    if v < 0 {
-        Err(format!("{what} is negative ({v})"))
-    } else {
-        Ok(())
-    }
-}
+/// Where a check reports a rule broken without changing the answer.
+pub type Warn<'a> = dyn FnMut(Rule, String) + 'a;

@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use super::metadata::Warn;
+use super::Warn;
 use super::{MAX_USER_FIELD_ID, RESERVED_COLUMN_NAMES};
 use crate::spec::{PrimitiveType, Schema, StructType, Type};
 use crate::warning::Rule;

@@ -23,7 +23,7 @@ use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
 use tokio::sync::{mpsc, oneshot};
 
-use super::err;
+use super::error::err;
 
 /// What a lane is asked to do with its column writers.
 enum Job {

@@ -16,6 +16,7 @@
 //! and the fresh parts alone.
 
 mod columns;
+mod error;
 pub mod fit;
 
 use std::io::Write;
@@ -35,21 +36,18 @@ use parquet::file::metadata::{
 use parquet::file::properties::WriterProperties;
 use parquet::schema::types::{ColumnPath, SchemaDescPtr};
 
-use super::arrow_schema::{lineage_fields, LAST_UPDATED_SEQ_FIELD_ID, ROW_ID_FIELD_ID};
-use super::lineage::{last_updated, row_ids};
-use super::split::TaskSplit;
+use super::plan::split::TaskSplit;
+use super::read::lineage::{last_updated, row_ids};
 use super::{FileScanTask, Scan, SnapshotSelector};
 use crate::delete::resolved::deleted_positions;
+use crate::spec::arrow_schema::{lineage_fields, LAST_UPDATED_SEQ_FIELD_ID, ROW_ID_FIELD_ID};
 use crate::spec::FileFormat;
+use error::err;
 
 const MAGIC: &[u8; 4] = b"PAR1";
 /// An encoded part is flushed as a row group once its pages hold this many bytes, so encoding
 /// a large row group never holds all of it in memory.
 const ENCODED_GROUP_BYTES: usize = 64 << 20;
-
-fn err(e: impl std::fmt::Display) -> crate::Error {
-    crate::Error::Output(format!("Parquet view: {e}"))
-}
 
 /// How one row group of a data file enters the view.
 #[derive(Debug, Clone)]
@@ -655,7 +653,8 @@ pub fn view_schema(scan: &Scan, footers: &[Option<Arc<ParquetMetaData>>]) -> Sch
         .fields()
         .iter()
         .map(|f| {
-            let req = super::arrow_schema::field_id(f).is_some_and(|id| required.contains(&id));
+            let req =
+                crate::spec::arrow_schema::field_id(f).is_some_and(|id| required.contains(&id));
             f.as_ref().clone().with_nullable(!req)
         })
         .collect();

@@ -14,16 +14,17 @@ use futures::stream::BoxStream;
 use futures::StreamExt;
 use roaring::RoaringTreemap;
 
-use super::adapt::{adapt, cast_exact, find_field, literal_array, missing_column};
-use super::arrow_schema::{type_to_arrow, LAST_UPDATED_SEQ_FIELD_ID, ROW_ID_FIELD_ID};
+use super::adapt::{adapt, cast_exact, literal_array, missing_column};
 use super::lineage::{last_updated, row_ids};
 use super::metadata_columns;
 use super::page_index::FilterLeaf;
-use super::plan::FileScanTask;
-use super::prune::{ColumnStats, Pruner};
 use crate::delete::equality::{key_columns, load_equality_set, EqualityDeleteSet};
 use crate::delete::resolved::deleted_positions;
 use crate::io::file::FileReader;
+use crate::scan::plan::prune::{ColumnStats, Pruner};
+use crate::scan::plan::task::FileScanTask;
+use crate::spec::arrow_schema::{type_to_arrow, LAST_UPDATED_SEQ_FIELD_ID, ROW_ID_FIELD_ID};
+use crate::spec::field_lookup::find_field;
 use crate::spec::name_mapping::{MappedField, NameMapping};
 use crate::spec::{Literal, NestedField, PrimitiveType, Transform, Type};
 use crate::table::Table;
@@ -54,9 +55,9 @@ pub struct ReadContext {
     pub batch_size: usize,
     /// Conditions whose row groups may be skipped (by their column statistics), if any.
     pub row_group_filter: Option<Pruner>,
-    /// Read local Parquet files in slices too ([`super::ScanBuilder::sliced_reads`]).
+    /// Read local Parquet files in slices too ([`crate::scan::ScanBuilder::sliced_reads`]).
     pub sliced: bool,
-    /// Bounds the slices read ahead ([`super::ScanBuilder::read_ahead_budget`]).
+    /// Bounds the slices read ahead ([`crate::scan::ScanBuilder::read_ahead_budget`]).
     pub read_ahead: Option<crate::io::readahead::ReadAheadBudget>,
 }
 
@@ -93,7 +94,7 @@ impl TaskReader {
     /// Errors: missing or corrupt data file, delete files or deletion vector; a data file
     /// whose row count differs from its manifest entry.
     /// With `rows`, only the live rows at those positions of the data file are read (a
-    /// split of the task, [`super::split`]).
+    /// split of the task, [`crate::scan::plan::split`]).
     pub async fn open(
         table: &Table,
         task: FileScanTask,
@@ -117,7 +118,7 @@ impl TaskReader {
 
     /// Like [`TaskReader::open`], starting at file position `from`: a position
     /// [`TaskReader::next_positioned`] gave makes the read yield that batch first, then the
-    /// same batches as a read from the start (see [`super::resume`]).
+    /// same batches as a read from the start (see [`crate::scan::resume`]).
     pub async fn open_from(
         table: &Table,
         task: FileScanTask,
@@ -210,7 +211,7 @@ impl TaskReader {
         // position could return another column's values.
         let has_ids = file_fields
             .iter()
-            .any(|f| super::arrow_schema::field_id(f).is_some());
+            .any(|f| crate::spec::arrow_schema::field_id(f).is_some());
         if !has_ids && mapping.is_none() && !file_fields.is_empty() {
             return Err(crate::Error::data_file(
                 &path,
@@ -487,7 +488,7 @@ fn child_mapping(mapping: &[MappedField], id: i32) -> Option<&[MappedField]> {
 fn arrow_field_ids(fields: &arrow::datatypes::Fields) -> std::collections::HashSet<i32> {
     use arrow::datatypes::DataType;
     fn walk(f: &arrow::datatypes::Field, out: &mut std::collections::HashSet<i32>) {
-        if let Some(id) = super::arrow_schema::field_id(f) {
+        if let Some(id) = crate::spec::arrow_schema::field_id(f) {
             out.insert(id);
         }
         match f.data_type() {

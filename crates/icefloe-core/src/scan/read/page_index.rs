@@ -11,7 +11,7 @@ use parquet::file::page_index::column_index::ColumnIndexMetaData;
 use parquet::file::statistics::Statistics;
 use parquet::schema::types::ColumnDescriptor;
 
-use super::prune::{ColumnStats, Pruner};
+use crate::scan::plan::prune::{ColumnStats, Pruner};
 use crate::spec::PrimitiveType;
 
 /// One column's pages in a row group: `(first row, rows, statistics)`, rows relative to the

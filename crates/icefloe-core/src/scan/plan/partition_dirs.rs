@@ -13,7 +13,8 @@ use std::fmt::Write;
 
 use chrono::{DateTime, Datelike, Duration, NaiveDate};
 
-use super::plan::{partition_types, FileScanTask};
+use super::planner::partition_types;
+use super::task::FileScanTask;
 use crate::spec::{Literal, PrimitiveType, Transform};
 use crate::table::Table;
 

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::*;
-use crate::scan::plan::{plan_files, DeleteFileRef};
+use crate::scan::plan::planner::plan_files;
+use crate::scan::plan::task::DeleteFileRef;
 use crate::spec::Type;
 use crate::table::{SnapshotSelector, Table};
 

@@ -7,8 +7,8 @@ use arrow::compute::filter_record_batch;
 use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 
-use super::arrow_schema::field_id;
 use crate::expr::{eval::evaluate, BoundFilter};
+use crate::spec::arrow_schema::field_id;
 
 /// A bound filter placed in the read batches' schema.
 #[derive(Debug)]

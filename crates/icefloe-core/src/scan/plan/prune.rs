@@ -38,94 +38,14 @@
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
-use chrono::{Datelike, NaiveDate};
-
-use super::plan::FileScanTask;
+use super::task::FileScanTask;
+// Re-exported: front-ends name the predicates by their old path.
+pub use crate::expr::predicate::{CmpOp, Predicate};
 use crate::spec::manifest_list::FieldSummary;
+use crate::spec::transform_projection::range_of_partition;
 use crate::spec::{
     bucket, DataFile, Literal, PartitionSpec, PrimitiveType, Schema, TableMetadata, Transform, Type,
 };
-
-/// A comparison operator.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum CmpOp {
-    /// `=`
-    Eq,
-    /// `<`
-    Lt,
-    /// `<=`
-    LtEq,
-    /// `>`
-    Gt,
-    /// `>=`
-    GtEq,
-}
-
-impl CmpOp {
-    /// The operator with its operands swapped (`5 < x` is `x > 5`).
-    pub fn commute(self) -> CmpOp {
-        match self {
-            CmpOp::Eq => CmpOp::Eq,
-            CmpOp::Lt => CmpOp::Gt,
-            CmpOp::LtEq => CmpOp::GtEq,
-            CmpOp::Gt => CmpOp::Lt,
-            CmpOp::GtEq => CmpOp::LtEq,
-        }
-    }
-
-    /// The operator's SQL spelling.
-    pub fn symbol(self) -> &'static str {
-        match self {
-            CmpOp::Eq => "=",
-            CmpOp::Lt => "<",
-            CmpOp::LtEq => "<=",
-            CmpOp::Gt => ">",
-            CmpOp::GtEq => ">=",
-        }
-    }
-}
-
-/// One condition on a top-level column, by field id. A list of predicates means their AND.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Predicate {
-    /// `column op value`.
-    Cmp {
-        field_id: i32,
-        op: CmpOp,
-        value: Literal,
-    },
-    /// `column IN (values)`.
-    In { field_id: i32, values: Vec<Literal> },
-    /// `column IS NULL`.
-    IsNull { field_id: i32 },
-    /// `column IS NOT NULL`.
-    IsNotNull { field_id: i32 },
-    /// Every predicate holds.
-    And(Vec<Predicate>),
-    /// Some predicate holds (an empty `Or` holds for no row).
-    Or(Vec<Predicate>),
-}
-
-impl Predicate {
-    /// The field a single-column predicate is about; `None` for `And` and `Or`.
-    pub fn field_id(&self) -> Option<i32> {
-        match self {
-            Predicate::Cmp { field_id, .. }
-            | Predicate::In { field_id, .. }
-            | Predicate::IsNull { field_id }
-            | Predicate::IsNotNull { field_id } => Some(*field_id),
-            Predicate::And(_) | Predicate::Or(_) => None,
-        }
-    }
-
-    /// Whether every column the predicate names is in `known`.
-    fn only_fields_in(&self, known: &HashMap<i32, PrimitiveType>) -> bool {
-        match self {
-            Predicate::And(ps) | Predicate::Or(ps) => ps.iter().all(|p| p.only_fields_in(known)),
-            p => p.field_id().is_some_and(|id| known.contains_key(&id)),
-        }
-    }
-}
 
 /// How many files a pruning pass kept and skipped.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -763,94 +683,6 @@ fn may_match_prefix(p: &Predicate, value: &Literal, w: usize) -> bool {
         Predicate::In { values, .. } => values.iter().any(fits),
         _ => true,
     }
-}
-
-/// The inclusive range of source values that a partition value of a monotonic transform
-/// covers, in the source type's units; `None` where not derived.
-fn range_of_partition(
-    transform: &Transform,
-    value: &Literal,
-    ty: &PrimitiveType,
-) -> Option<(Literal, Literal)> {
-    if let (Transform::Truncate(w), Literal::Decimal(v)) = (transform, value) {
-        // truncate[W] of a decimal truncates the unscaled value: rows hold [v, v + W - 1].
-        let hi = v.checked_add(*w as i128 - 1)?;
-        return (*w > 0).then_some((Literal::Decimal(*v), Literal::Decimal(hi)));
-    }
-    let n = match value {
-        Literal::Int(v) => *v as i64,
-        Literal::Date(v) => *v as i64,
-        Literal::Long(v) => *v,
-        _ => return None,
-    };
-    match (transform, ty) {
-        (Transform::Truncate(w), PrimitiveType::Int | PrimitiveType::Long) => {
-            let w = *w as i64;
-            if w <= 0 {
-                return None;
-            }
-            let hi = n.checked_add(w - 1)?;
-            Some(match ty {
-                PrimitiveType::Int => (
-                    Literal::Int(i32::try_from(n).ok()?),
-                    Literal::Int(i32::try_from(hi).unwrap_or(i32::MAX)),
-                ),
-                _ => (Literal::Long(n), Literal::Long(hi)),
-            })
-        }
-        (Transform::Year | Transform::Month | Transform::Day | Transform::Hour, _) => {
-            // Start and end (exclusive) of the partition in days or hours since the epoch.
-            let (start_days, end_days) = match transform {
-                Transform::Year => (
-                    days_of_month(n.checked_mul(12)?)?,
-                    days_of_month(n.checked_add(1)?.checked_mul(12)?)?,
-                ),
-                Transform::Month => (days_of_month(n)?, days_of_month(n.checked_add(1)?)?),
-                Transform::Day => (n, n.checked_add(1)?),
-                _ => (0, 0),
-            };
-            let per_day: i64 = match ty {
-                PrimitiveType::Date => 1,
-                PrimitiveType::Timestamp | PrimitiveType::Timestamptz => 86_400_000_000,
-                PrimitiveType::TimestampNs | PrimitiveType::TimestamptzNs => 86_400_000_000_000,
-                _ => return None,
-            };
-            let (lo, hi_excl) = if matches!(transform, Transform::Hour) {
-                if per_day == 1 {
-                    return None;
-                }
-                let per_hour = per_day / 24;
-                (
-                    n.checked_mul(per_hour)?,
-                    n.checked_add(1)?.checked_mul(per_hour)?,
-                )
-            } else {
-                (
-                    start_days.checked_mul(per_day)?,
-                    end_days.checked_mul(per_day)?,
-                )
-            };
-            let hi = hi_excl.checked_sub(1)?;
-            Some(match ty {
-                PrimitiveType::Date => (
-                    Literal::Date(i32::try_from(lo).ok()?),
-                    Literal::Date(i32::try_from(hi).ok()?),
-                ),
-                _ => (Literal::Timestamp(lo), Literal::Timestamp(hi)),
-            })
-        }
-        _ => None,
-    }
-}
-
-/// Days since the epoch of the first day of month `m` (months since 1970-01).
-fn days_of_month(m: i64) -> Option<i64> {
-    let year = 1970 + m.div_euclid(12);
-    let month = m.rem_euclid(12) as u32 + 1;
-    let d = NaiveDate::from_ymd_opt(i32::try_from(year).ok()?, month, 1)?;
-    let epoch = NaiveDate::from_ymd_opt(1970, 1, 1)?;
-    debug_assert_eq!(d.day(), 1);
-    Some((d - epoch).num_days())
 }
 
 #[cfg(test)]

@@ -13,37 +13,13 @@ use arrow::array::{
 };
 use arrow::buffer::OffsetBuffer;
 use arrow::compute::{cast_with_options, take, CastOptions};
-use arrow::datatypes::{DataType, Field, FieldRef, Fields};
+use arrow::datatypes::{DataType, FieldRef, Fields};
 use arrow::error::ArrowError;
 
-use super::arrow_schema::{field_id, field_to_arrow, primitive_to_arrow, type_to_arrow};
+use crate::spec::arrow_schema::{field_to_arrow, primitive_to_arrow, type_to_arrow};
+use crate::spec::field_lookup::{find_field, mapped_children};
 use crate::spec::name_mapping::{lookup, MappedField};
 use crate::spec::{Literal, NestedField, PrimitiveType, Type};
-
-/// Where to find a table field among a file's fields: by field id, or by name through the
-/// name mapping when the file carries no ids.
-pub fn find_field(file_fields: &Fields, id: i32, mapping: Option<&[MappedField]>) -> Option<usize> {
-    if let Some(i) = file_fields.iter().position(|f| field_id(f) == Some(id)) {
-        return Some(i);
-    }
-    let has_ids = file_fields.iter().any(|f| field_id(f).is_some());
-    match (has_ids, mapping) {
-        (false, Some(m)) => file_fields
-            .iter()
-            .position(|f| lookup(m, f.name()).and_then(|mf| mf.field_id) == Some(id)),
-        _ => None,
-    }
-}
-
-/// The mapped children of a file field, for descending into nested types.
-pub fn mapped_children<'a>(
-    mapping: Option<&'a [MappedField]>,
-    file_field: &Field,
-) -> Option<&'a [MappedField]> {
-    mapping
-        .and_then(|m| lookup(m, file_field.name()))
-        .map(|mf| mf.fields.as_slice())
-}
 
 /// Reshapes `arr` (a file column) to `target`'s type. `path` names the data file for errors.
 pub fn adapt(
@@ -361,6 +337,7 @@ mod tests {
     use super::*;
     use crate::spec::name_mapping::NameMapping;
     use arrow::array::AsArray;
+    use arrow::datatypes::Field;
     use std::collections::HashMap;
 
     #[test]

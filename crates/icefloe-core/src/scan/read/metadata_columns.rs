@@ -6,7 +6,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::scan::plan::{partition_field_type, FileScanTask};
+use crate::scan::plan::planner::partition_field_type;
+use crate::scan::plan::task::FileScanTask;
 use crate::spec::{Literal, NestedField, PrimitiveType, StructType, TableMetadata, Type};
 
 /// Reserved field id of `_file` (the data file's location as its manifest records it).

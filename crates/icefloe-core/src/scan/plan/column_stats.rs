@@ -25,8 +25,8 @@
 
 use std::cmp::Ordering;
 
-use super::plan::FileScanTask;
 use super::prune::compare;
+use super::task::FileScanTask;
 use crate::spec::{DataFile, Literal, PrimitiveType};
 
 /// What the metrics of a snapshot's live data files say about one column.

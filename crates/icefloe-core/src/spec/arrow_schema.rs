@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use arrow::datatypes::{DataType, Field, Fields, Schema as ArrowSchema, TimeUnit};
 
-use crate::spec::{NestedField, PrimitiveType, Type};
+use super::{NestedField, PrimitiveType, Type};
 
 /// Field-metadata key holding the Iceberg field id.
 pub const FIELD_ID_KEY: &str = "PARQUET:field_id";

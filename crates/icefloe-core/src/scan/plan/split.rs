@@ -5,7 +5,7 @@
 
 use std::ops::Range;
 
-use super::plan::FileScanTask;
+use super::task::FileScanTask;
 
 /// A part of a task: the positions `rows` of its data file (`None`: all of them).
 #[derive(Debug, Clone, PartialEq)]

@@ -4,7 +4,7 @@
 //! and name a row twice, and equality deletes match values: where either applies, only a read
 //! tells, so there is no count.
 
-use super::plan::FileScanTask;
+use super::task::FileScanTask;
 
 /// The live rows of `tasks` (a planned scan) from their metadata; `None` when a position
 /// delete file or an equality delete applies to some data file, or a count is out of range

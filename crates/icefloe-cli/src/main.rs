@@ -206,7 +206,10 @@ fn main() -> ExitCode {
     };
     // A failed command prints its error alone, in one line; the warnings of what it read are
     // for a read that gave an answer (also to a reader that closed the pipe early).
-    if result.as_ref().map_or_else(report::is_broken_pipe, |_| true) {
+    if result
+        .as_ref()
+        .map_or_else(report::is_broken_pipe, |_| true)
+    {
         report::print_warnings();
     }
     match result {

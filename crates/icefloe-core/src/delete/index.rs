@@ -1,11 +1,12 @@
 //! Which delete files apply to which data file (spec: "Scan Planning", scope rules):
 //! - a deletion vector applies to the data file it references, when the data file's data
 //!   sequence number is ≤ the vector's;
-//! - a position delete file applies likewise to the one data file it names
-//!   (`referenced_data_file`, or equal `file_path` bounds), else to any file of its partition,
-//!   unless a deletion vector applies. A delete file that names its data file applies to it
-//!   whatever its partition, as Iceberg Java indexes such deletes by path (the mismatch is a
-//!   warning of `validate::live_files`);
+//! - a position delete file applies likewise to the one data file its `referenced_data_file`
+//!   names, else to any file of its partition (its rows name their data file), unless a
+//!   deletion vector applies. A delete file that names its data file applies to it whatever
+//!   its partition, as Iceberg Java indexes such deletes by path (the mismatch is a warning of
+//!   `validate::live_files`). Equal `file_path` bounds are not taken as a name: a corrupt
+//!   bound would send the deletes to no file, while partition scoping stays exact;
 //! - an equality delete file applies when the data file's sequence number is strictly lower,
 //!   in the same partition or everywhere when written with an unpartitioned spec.
 
@@ -51,7 +52,7 @@ impl DeleteIndex {
                     let target = r.file.referenced_data_file.clone().unwrap_or_default();
                     idx.dvs.entry(target).or_default().push(r);
                 }
-                DataContent::PositionDeletes => match r.file.referenced_data_file_path() {
+                DataContent::PositionDeletes => match r.file.referenced_data_file.as_deref() {
                     Some(target) => idx
                         .positions_by_path
                         .entry(target.to_string())

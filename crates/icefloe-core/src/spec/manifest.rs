@@ -102,23 +102,6 @@ impl DataFile {
         self.content == DataContent::PositionDeletes && self.file_format == FileFormat::Puffin
     }
 
-    /// The one data file a position delete file or deletion vector applies to, when known:
-    /// its `referenced_data_file`, or else the `file_path` its metrics bound from both sides
-    /// (equal lower and upper bounds of field id 2147483546; spec: "Scan Planning").
-    pub fn referenced_data_file_path(&self) -> Option<&str> {
-        if self.content != DataContent::PositionDeletes {
-            return None;
-        }
-        if let Some(r) = &self.referenced_data_file {
-            return Some(r);
-        }
-        const FILE_PATH_ID: i32 = 2147483546;
-        let lower = self.lower_bounds.get(&FILE_PATH_ID)?;
-        (self.upper_bounds.get(&FILE_PATH_ID) == Some(lower))
-            .then(|| std::str::from_utf8(lower).ok())
-            .flatten()
-    }
-
     /// A key identifying the partition (spec id + values) for equality tests between files.
     pub fn partition_key(&self) -> String {
         format!("{}:{:?}", self.spec_id, self.partition)

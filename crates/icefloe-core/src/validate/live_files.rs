@@ -20,7 +20,7 @@ use std::collections::hash_map::RandomState;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::BuildHasher;
 
-use crate::spec::{DataFile, ManifestEntry, Snapshot};
+use crate::spec::{DataContent, DataFile, ManifestEntry, Snapshot};
 use crate::warning::{Rule, Subject, Warning, Warnings};
 
 /// Field id of the `file_path` column of position delete files (spec: "Reserved Field IDs").
@@ -84,9 +84,10 @@ impl LiveFiles {
                     )));
                 }
             }
-            // `referenced_data_file`, or a `file_path` both bounds name: the deletes are for
-            // that one file, and apply to it by path.
-            let Some(target) = f.referenced_data_file_path() else {
+            let (true, Some(target)) = (
+                f.content == DataContent::PositionDeletes,
+                f.referenced_data_file.as_deref(),
+            ) else {
                 continue;
             };
             check_file_path_bounds(f, target).map_err(err)?;

@@ -1027,8 +1027,8 @@ fn expectation(file: &Path, original: &[u8], edit: &Edit) -> Expect {
         // file sequence number is a valid table (a compaction keeps older data sequence
         // numbers), so only `_last_updated_sequence_number` may change; a change in which
         // deletes apply changes rows and is still a finding.
-        let entry_sequence =
-            !name.starts_with("snap-") && edit.path.iter().map(String::as_str).eq(["sequence_number"]);
+        let entry_sequence = !name.starts_with("snap-")
+            && edit.path.iter().map(String::as_str).eq(["sequence_number"]);
         return if edit.path.iter().any(|p| p == "first_row_id") {
             Expect::OnlyColumns(vec!["_row_id".into()])
         } else if entry_sequence {

@@ -113,7 +113,7 @@ pub fn reply_kind(text: &str) -> Option<String> {
 
 /// A field of a structured error reply as a message may quote it: one line of at most 200
 /// printable characters.
-pub fn excerpt(text: &str) -> String {
+fn excerpt(text: &str) -> String {
     let clean: String = text
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })

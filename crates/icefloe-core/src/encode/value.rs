@@ -442,7 +442,7 @@ impl Enc<'_> {
                 write_list(out, offsets[i] as usize, offsets[i + 1] as usize, child)
             }
             Node::FixedList(a, child) => {
-                let start = a.value_offset_at(i);
+                let start = a.value_offset(i) as usize;
                 write_list(out, start, start + a.value_length() as usize, child)
             }
             Node::Map(m) => m.write(i, out),

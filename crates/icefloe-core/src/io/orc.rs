@@ -1,12 +1,11 @@
 //! ORC data and delete files (spec: "ORC" in "Appendix A: Format-specific Requirements"),
 //! decoded by `orc-rust`. Field ids are the `iceberg.id` attributes of the footer's types,
 //! which orc-rust's schema leaves out, so the footer is decoded once more here. orc-rust builds
-//! on arrow 59: batches cross to this crate's arrow through the Arrow IPC stream format.
+//! on the workspace's arrow, so its batches are used as they are.
 
 use std::io::Read;
 
 use arrow::datatypes::SchemaRef;
-use arrow::record_batch::RecordBatch;
 use bytes::Bytes;
 use orc_rust::proto;
 use orc_rust::schema::DataType as OrcType;
@@ -42,14 +41,14 @@ pub fn open_orc(bytes: Bytes, shown: &str, batch_size: usize) -> crate::Result<O
     let builder = builder
         .with_batch_size(batch_size)
         .with_timestamp_precision(TimestampPrecision::Microsecond);
-    let schema = to_this_schema(&builder.schema()).map_err(err)?;
+    let schema = builder.schema();
     let schema = schema_with_ids(&schema, &ids).map_err(err)?;
     let reader = builder.build();
     let out_schema = schema.clone();
     let shown = shown.to_string();
     let batches = reader.map(move |b| {
         let e = |r: String| crate::Error::data_file(&shown, r);
-        let b = to_this_arrow(&b.map_err(|x| e(x.to_string()))?).map_err(e)?;
+        let b = b.map_err(|x| e(x.to_string()))?;
         with_field_ids(&b, &ids, &out_schema).map_err(e)
     });
     Ok(OrcFile {
@@ -120,35 +119,4 @@ fn type_ids(
             }
         })
         .collect()
-}
-
-/// An IPC stream of orc-rust's schema and, if given, one batch.
-fn ipc_stream(
-    schema: &arrow_schema_59::Schema,
-    batch: Option<&arrow_array_59::RecordBatch>,
-) -> Result<arrow_ipc::reader::StreamReader<std::io::Cursor<Vec<u8>>>, String> {
-    let mut buf = Vec::new();
-    {
-        let mut w = arrow_ipc_59::writer::StreamWriter::try_new(&mut buf, schema)
-            .map_err(|e| e.to_string())?;
-        if let Some(b) = batch {
-            w.write(b).map_err(|e| e.to_string())?;
-        }
-        w.finish().map_err(|e| e.to_string())?;
-    }
-    arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(buf), None)
-        .map_err(|e| e.to_string())
-}
-
-/// orc-rust's (arrow 59) schema as this crate's arrow.
-fn to_this_schema(s: &arrow_schema_59::Schema) -> Result<SchemaRef, String> {
-    Ok(ipc_stream(s, None)?.schema())
-}
-
-/// orc-rust's (arrow 59) batch as this crate's arrow.
-fn to_this_arrow(b: &arrow_array_59::RecordBatch) -> Result<RecordBatch, String> {
-    ipc_stream(&b.schema(), Some(b))?
-        .next()
-        .ok_or("empty IPC stream")?
-        .map_err(|e| e.to_string())
 }

@@ -94,10 +94,10 @@ pub fn slices(meta: &ParquetMetaData, mask: &ProjectionMask, target: u64) -> Vec
             .iter()
             .map(|&c| rg.column(c).compressed_size().max(0) as u64)
             .sum();
-        let index = meta.page_index_for_row_group(g);
+        let index = meta.offset_index().and_then(|o| o.get(g));
         let indexed = leaves.iter().all(|&c| {
             index
-                .offset_index(c)
+                .and_then(|i| i.get(c))
                 .is_some_and(|o| !o.page_locations().is_empty())
         });
         let parts = if indexed {

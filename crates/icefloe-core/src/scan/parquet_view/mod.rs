@@ -534,7 +534,7 @@ impl ParquetView {
                             .set_total_byte_size(total)
                             .set_column_metadata(cols)
                             .set_file_offset(start as i64)
-                            .set_ordinal(row_groups.len() as i32)
+                            .set_ordinal(ordinal(row_groups.len())?)
                             .build()
                             .map_err(err)?,
                     );
@@ -575,7 +575,7 @@ impl ParquetView {
                                 .set_total_byte_size(rg.total_byte_size())
                                 .set_column_metadata(cols)
                                 .set_file_offset(pos as i64)
-                                .set_ordinal(row_groups.len() as i32)
+                                .set_ordinal(ordinal(row_groups.len())?)
                                 .build()
                                 .map_err(err)?,
                         );
@@ -749,3 +749,13 @@ impl<W: Write> Write for Counting<W> {
 
 #[cfg(test)]
 mod tests;
+
+/// A row group's ordinal in the Thrift footer (an i16 there): more row groups than that is an
+/// error, not a wrapped number.
+fn ordinal(i: usize) -> crate::Result<i16> {
+    i16::try_from(i).map_err(|_| {
+        err(format!(
+            "row group {i} is past the Parquet footer's ordinal range"
+        ))
+    })
+}

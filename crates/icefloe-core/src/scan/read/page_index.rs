@@ -88,8 +88,8 @@ fn column_pages(
     ty: &PrimitiveType,
     to_stats: ToStats,
 ) -> Option<Pages> {
-    let index = meta.page_index_for_row_group(rg);
-    let (ci, oi) = (index.column_index(leaf)?, index.offset_index(leaf)?);
+    let ci = meta.column_index()?.get(rg)?.get(leaf)?;
+    let oi = meta.offset_index()?.get(rg)?.get(leaf)?;
     let locations = oi.page_locations();
     let rows = meta.row_group(rg).num_rows().max(0) as u64;
     let descr = meta.row_group(rg).column(leaf).column_descr();

@@ -45,9 +45,9 @@ os.environ["TZ"] = "UTC"
 time.tzset()
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-GEN_HOME = os.environ.get("ICEBERG_GEN_HOME", os.path.expanduser("~/.cache/iceberg-gen"))
-ICEBERG_JAR = os.path.join(GEN_HOME, "jars", "iceberg-spark-runtime-3.5_2.12-1.10.2.jar")
-JACKSON_JAR = os.path.join(GEN_HOME, "jars", "iceberg-shaded-jackson-2.18.2.jar")
+# The shared Spark session of the generators (tests/gen/spark_session.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "tests", "gen"))
+import spark_session  # noqa: E402
 
 
 def duckdb_con():
@@ -79,24 +79,8 @@ def log(*a):
 
 
 def make_spark(wh, driver_memory):
-    from pyspark.sql import SparkSession
-    spark = (SparkSession.builder.master("local[2]")
-             .appName("iceberg-bench")
-             .config("spark.jars", f"{ICEBERG_JAR},{JACKSON_JAR}")
-             .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
-             .config("spark.sql.catalog.x", "org.apache.iceberg.spark.SparkCatalog")
-             .config("spark.sql.catalog.x.type", "hadoop")
-             .config("spark.sql.catalog.x.warehouse", wh)
-             .config("spark.sql.catalog.x.cache-enabled", "false")
-             .config("spark.sql.shuffle.partitions", "4")
-             .config("spark.default.parallelism", "2")
-             .config("spark.sql.session.timeZone", "UTC")
-             .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
-             .config("spark.driver.memory", driver_memory)
-             .config("spark.ui.enabled", "false")
-             .getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
+    return spark_session.make_spark("iceberg-bench", wh, cores=2, driver_memory=driver_memory,
+                                     shuffle_partitions=4)
 
 
 def du(path):

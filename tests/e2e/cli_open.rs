@@ -2,14 +2,12 @@
 //! v3_basic: `--metadata-file`, `--table-uuid`, `--latest-by-last-updated-ms`, metadata files
 //! named without a version, and the repeatable `--path-map`.
 
-#[path = "common.rs"]
-mod common;
-#[path = "support/run.rs"]
-mod run;
+use icefloe_testkit::run;
 
 use std::path::Path;
 
-use common::{rewrite_paths, snapshots_of};
+use icefloe_testkit::rewrite::rewrite_paths;
+use icefloe_testkit::rows::snapshots_of;
 use icefloe_testkit::{copy_table, diff_rows, fixtures_dir};
 
 fn table_dir(name: &str) -> std::path::PathBuf {

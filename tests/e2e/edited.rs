@@ -2,9 +2,6 @@
 //! fixture tables (each test says what it changes and why); every one reads the rows Spark
 //! read from the original.
 
-#[path = "common.rs"]
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -12,10 +9,10 @@ use arrow::array::{Array, ArrayRef, DictionaryArray, LargeStringArray, StringVie
 use arrow::compute::cast;
 use arrow::datatypes::{DataType, Field, Int32Type, Schema};
 use arrow::record_batch::RecordBatch;
-use common::{current_of, rows, snapshots_of};
 use icefloe_core::cache::Caches;
 use icefloe_core::io::Location;
 use icefloe_core::{MetadataSelection, OpenOptions, Scan, Table};
+use icefloe_testkit::rows::{current_of, rows, snapshots_of};
 use icefloe_testkit::{copy_table, diff_rows, fixtures_dir};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ArrowWriter;

@@ -1,8 +1,7 @@
 //! `icefloe` errors a person understands: what a path that is not a table is, the cause of a
 //! storage error once, the background mount's own error; always one line, nothing twice.
 
-#[path = "support/run.rs"]
-mod run;
+use icefloe_testkit::run;
 
 use std::process::Output;
 

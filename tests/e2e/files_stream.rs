@@ -3,8 +3,7 @@
 //! after rows were printed (a corrupt later manifest, a whole-snapshot check that fails at the
 //! end) still fails the command, naming the file.
 
-#[path = "support/run.rs"]
-mod run;
+use icefloe_testkit::run;
 
 use std::path::{Path, PathBuf};
 

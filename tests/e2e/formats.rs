@@ -3,7 +3,7 @@
 //! Iceberg 1.10.2 and the Iceberg Java API): every snapshot reads as Spark reads it, with
 //! schema evolution, defaults, deletes and row lineage applied as for Parquet.
 
-mod common;
+use icefloe_testkit::rows;
 
 use icefloe_core::spec::FileFormat;
 use icefloe_core::{Scan, Table};
@@ -18,7 +18,7 @@ async fn check(prefix: &str) -> usize {
     assert!(snaps.len() >= 6, "{prefix}: {} snapshots", snaps.len());
     let mut failures = Vec::new();
     for s in &snaps {
-        match common::fixture_rows(s, 7).await {
+        match rows::fixture_rows(s, 7).await {
             Err(e) => failures.push(format!(
                 "{}@{} ({}): {e}",
                 s.table, s.snapshot_id, s.operation

@@ -2,10 +2,8 @@
 //! is refused at once (never an endless walk), a storage or catalog endpoint's reply never
 //! reaches the error, files read whole stop at their caps, Ctrl-C stops a command.
 
-#[path = "support/fake_http.rs"]
-mod fake_http;
-#[path = "support/run.rs"]
-mod run;
+use icefloe_testkit::fake_http;
+use icefloe_testkit::run;
 
 use std::io::Write;
 use std::path::Path;

@@ -1,8 +1,7 @@
 //! The listing commands (`snapshots`, `schema`, `files`): `--format json` of each, parsed
 //! back and checked against the fixtures' manifests; the terminal table fitting its width.
 
-#[path = "support/run.rs"]
-mod run;
+use icefloe_testkit::run;
 
 use std::collections::HashMap;
 

@@ -5,15 +5,13 @@
 //! where it says so, moves files; every snapshot must then read the rows Spark read from the
 //! original.
 
-#[path = "common.rs"]
-mod common;
-
 use std::path::Path;
 use std::sync::Arc;
 
-use common::{rewrite_paths, rows, snapshots_of};
 use icefloe_core::cache::Caches;
 use icefloe_core::{OpenOptions, Table};
+use icefloe_testkit::rewrite::rewrite_paths;
+use icefloe_testkit::rows::{rows, snapshots_of};
 use icefloe_testkit::{copy_table, diff_rows, fixtures_dir};
 
 /// Where the fixtures record their tables.

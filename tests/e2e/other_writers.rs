@@ -6,7 +6,7 @@
 //! behaviour first checks that its table still has the shape it stands for (so a regenerated
 //! fixture cannot silently stop covering it), then reads it.
 
-mod common;
+use icefloe_testkit::rows;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -43,7 +43,7 @@ async fn failures(tables: &[&str]) -> (Vec<String>, usize) {
     for s in &snaps {
         let what = format!("{}@{} ({})", s.table, s.snapshot_id, s.operation);
         // Batches of 5 rows: deletes and positions cross batches.
-        match common::fixture_rows(s, 5).await {
+        match rows::fixture_rows(s, 5).await {
             Err(e) => out.push(format!("{what}: error: {e}")),
             Ok(got) => {
                 if let Some(d) = diff_rows(&got, &s.expected_rows()) {
@@ -74,23 +74,9 @@ async fn warnings_of(
     id: i64,
     strict: bool,
 ) -> Result<Vec<(&'static str, String)>, String> {
-    let opts = icefloe_core::OpenOptions {
-        strict,
-        ..Default::default()
-    };
-    let caches = std::sync::Arc::new(icefloe_core::cache::Caches::new(32 << 20));
-    let t = Table::open_with_options(table_dir(table).to_str().unwrap(), caches, &opts)
-        .await
-        .map_err(|e| e.to_string())?;
-    let builder = icefloe_core::Scan::builder()
-        .snapshot(icefloe_core::SnapshotSelector::Id(id))
-        .lineage(true);
-    common::scan_rows(builder, &t).await?;
-    Ok(t.warnings()
-        .all()
-        .iter()
-        .map(|f| (f.warning.rule.name(), f.warning.detail.clone()))
-        .collect())
+    Ok(rows::rows_and_warnings(&table_dir(table), id, strict)
+        .await?
+        .1)
 }
 
 fn digitless(s: &str) -> String {
@@ -530,7 +516,7 @@ async fn snapshot_id_beyond_a_long_is_refused() {
     // Opened by its metadata file: the refusal, not the choice of the current file, is tested.
     let result = match Table::open(meta.to_str().unwrap()).await {
         Err(e) => Err(e.to_string()),
-        Ok(t) => common::rows(&t, None).await.map(|r| r.len()),
+        Ok(t) => rows::rows(&t, None).await.map(|r| r.len()),
     };
     match result {
         Ok(n) => panic!("read {n} rows of a table whose snapshot id is beyond a long"),

@@ -148,37 +148,9 @@ async fn rows_of(
     dir: &Path,
     id: i64,
     strict: bool,
-) -> icefloe_core::Result<(Vec<Value>, Vec<&'static str>)> {
-    use icefloe_core::encode::JsonLinesWriter;
-    let opts = icefloe_core::OpenOptions {
-        strict,
-        ..Default::default()
-    };
-    let caches = std::sync::Arc::new(icefloe_core::cache::Caches::new(32 << 20));
-    let table = Table::open_with_options(dir.to_str().unwrap(), caches, &opts).await?;
-    let scan = Scan::builder()
-        .snapshot(icefloe_core::SnapshotSelector::Id(id))
-        .lineage(true)
-        .build(&table)?;
-    let tasks = scan.plan_files().await?;
-    scan.load_deletes(&tasks).await?;
-    let batches: Vec<_> = scan.read_tasks(tasks).try_collect().await?;
-    let mut w = JsonLinesWriter::new(Vec::new());
-    for b in &batches {
-        w.write_batch(b)?;
-    }
-    let rows = String::from_utf8(w.finish()?)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let rules = table
-        .warnings()
-        .all()
-        .iter()
-        .map(|f| f.warning.rule.name())
-        .collect();
-    Ok((rows, rules))
+) -> Result<(Vec<Value>, Vec<&'static str>), String> {
+    let (rows, warnings) = icefloe_testkit::rows::rows_and_warnings(dir, id, strict).await?;
+    Ok((rows, warnings.into_iter().map(|(rule, _)| rule).collect()))
 }
 
 /// The current snapshot id of the table at `dir`.

@@ -2,8 +2,7 @@
 //! `where_filter.rs` tests at every snapshot): rows, lineage, projection, pruned file
 //! listings, and errors that point at the problem.
 
-#[path = "support/run.rs"]
-mod run;
+use icefloe_testkit::run;
 
 use run::{icefloe, json, path_str, stdout, table};
 use serde_json::Value;

@@ -59,35 +59,17 @@ import time
 
 os.environ["TZ"] = "UTC"
 time.tzset()
-GEN_HOME = os.environ.get("ICEBERG_GEN_HOME", os.path.expanduser("~/.cache/iceberg-gen"))
-ICEBERG_JAR = os.path.join(GEN_HOME, "jars", "iceberg-spark-runtime-3.5_2.12-1.10.2.jar")
-JACKSON_JAR = os.path.join(GEN_HOME, "jars", "iceberg-shaded-jackson-2.18.2.jar")
 WH = "/tmp/icefloe-changes-wh"
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(os.path.dirname(HERE), "fixtures", "changes")
+sys.path.insert(0, HERE)
+from spark_session import make_spark  # noqa: E402  (tests/gen/spark_session.py)
 LINEAGE = ["_row_id", "_last_updated_sequence_number"]
 CHANGE = ["_change_type", "_commit_snapshot_id", "_change_sequence_number", "_change_ordinal"]
 
 
-def make_spark():
-    from pyspark.sql import SparkSession
-    spark = (SparkSession.builder.master("local[1]")
-             .appName("icefloe-changes")
-             .config("spark.jars", f"{ICEBERG_JAR},{JACKSON_JAR}")
-             .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
-             .config("spark.sql.catalog.x", "org.apache.iceberg.spark.SparkCatalog")
-             .config("spark.sql.catalog.x.type", "hadoop")
-             .config("spark.sql.catalog.x.warehouse", WH)
-             .config("spark.sql.catalog.x.cache-enabled", "false")
-             .config("spark.sql.shuffle.partitions", "1")
-             .config("spark.default.parallelism", "1")
-             .config("spark.sql.session.timeZone", "UTC")
-             .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
-             .config("spark.driver.memory", "1g")
-             .config("spark.ui.enabled", "false")
-             .getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
+def spark_session():
+    return make_spark("icefloe-changes", WH)
 
 
 def enc(v):
@@ -728,7 +710,7 @@ def orphans(spark):
 
 def main():
     only = sys.argv[1:]
-    spark = make_spark()
+    spark = spark_session()
     gens = [feed, cow, upgrade, upsert, lifecycle, lifecycle_mor, upgrade_cow, retain, expire_files, orphans]
     for g in gens:
         if only and g.__name__ not in only:

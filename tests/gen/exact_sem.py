@@ -41,33 +41,15 @@ os.environ["TZ"] = "UTC"
 import time  # noqa: E402
 
 time.tzset()
-GEN_HOME = os.environ.get("ICEBERG_GEN_HOME", os.path.expanduser("~/.cache/iceberg-gen"))
-ICEBERG_JAR = os.path.join(GEN_HOME, "jars", "iceberg-spark-runtime-3.5_2.12-1.10.2.jar")
-JACKSON_JAR = os.path.join(GEN_HOME, "jars", "iceberg-shaded-jackson-2.18.2.jar")
 WH = "/tmp/icefloe-exact-wh"
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(os.path.dirname(HERE), "fixtures", "exact")
+sys.path.insert(0, HERE)
+from spark_session import make_spark  # noqa: E402  (tests/gen/spark_session.py)
 
 
-def make_spark():
-    from pyspark.sql import SparkSession
-    spark = (SparkSession.builder.master("local[2]")
-             .appName("icefloe-exact")
-             .config("spark.jars", f"{ICEBERG_JAR},{JACKSON_JAR}")
-             .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
-             .config("spark.sql.catalog.x", "org.apache.iceberg.spark.SparkCatalog")
-             .config("spark.sql.catalog.x.type", "hadoop")
-             .config("spark.sql.catalog.x.warehouse", WH)
-             .config("spark.sql.catalog.x.cache-enabled", "false")
-             .config("spark.sql.shuffle.partitions", "2")
-             .config("spark.default.parallelism", "2")
-             .config("spark.sql.session.timeZone", "UTC")
-             .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
-             .config("spark.driver.memory", "1g")
-             .config("spark.ui.enabled", "false")
-             .getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
+def spark_session():
+    return make_spark("icefloe-exact", WH, cores=2)
 
 
 def enc(v):
@@ -275,7 +257,7 @@ def main():
     for g in only or ["."]:
         shutil.rmtree(os.path.join(WH, "db", g), ignore_errors=True)
     os.makedirs(os.path.join(WH, "db"), exist_ok=True)
-    spark = make_spark()
+    spark = spark_session()
     print("spark", spark.version, "iceberg", spark.sql("SELECT x.system.iceberg_version()").collect()[0][0])
     gens = [lineage_v2_cow, add_files_identity, schema_rule, promote_delete, meta_columns, cast_edges]
     for g in gens:

@@ -33,12 +33,11 @@ os.environ["TZ"] = "UTC"
 import time  # noqa: E402
 
 time.tzset()
-GEN_HOME = os.environ.get("ICEBERG_GEN_HOME", os.path.expanduser("~/.cache/iceberg-gen"))
-ICEBERG_JAR = os.path.join(GEN_HOME, "jars", "iceberg-spark-runtime-3.5_2.12-1.10.2.jar")
-JACKSON_JAR = os.path.join(GEN_HOME, "jars", "iceberg-shaded-jackson-2.18.2.jar")
 WH = "/tmp/icefloe-formats-warehouse"
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(os.path.dirname(HERE), "fixtures", "formats")
+sys.path.insert(0, HERE)
+from spark_session import ICEBERG_JAR, make_spark  # noqa: E402  (tests/gen/spark_session.py)
 
 
 def helper_jar():
@@ -53,28 +52,11 @@ def helper_jar():
     return jar
 
 
-def make_spark(warehouse=WH, jars=None):
+def spark_session(warehouse=WH, jars=None):
     """A local Spark session with the Iceberg catalog `x` (Hadoop layout) over `warehouse`;
     `jars` replaces the helper jar of this generator."""
-    from pyspark.sql import SparkSession
     extra = jars if jars is not None else [helper_jar()]
-    spark = (SparkSession.builder.master("local[1]")
-             .appName("icefloe-formats")
-             .config("spark.jars", ",".join([ICEBERG_JAR, JACKSON_JAR] + extra))
-             .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
-             .config("spark.sql.catalog.x", "org.apache.iceberg.spark.SparkCatalog")
-             .config("spark.sql.catalog.x.type", "hadoop")
-             .config("spark.sql.catalog.x.warehouse", warehouse)
-             .config("spark.sql.catalog.x.cache-enabled", "false")
-             .config("spark.sql.shuffle.partitions", "1")
-             .config("spark.default.parallelism", "1")
-             .config("spark.sql.session.timeZone", "UTC")
-             .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
-             .config("spark.driver.memory", "1g")
-             .config("spark.ui.enabled", "false")
-             .getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
+    return make_spark("icefloe-formats", warehouse, extra_jars=extra)
 
 
 # ---- JSON encoding of fixtures/README.md ----------------------------------------------------
@@ -409,7 +391,7 @@ def write_index():
 def main():
     only = sys.argv[1:]
     shutil.rmtree(WH, ignore_errors=True)
-    spark = make_spark()
+    spark = spark_session()
     java = Java(spark)
     makers = {
         "avro_v2": lambda: v2_table(spark, java, "avro_v2", "avro"),

@@ -435,8 +435,8 @@ def pyiceberg_tables():
 # ---- Spark: Java API tables, expected rows, fixtures ------------------------------------------
 def spark_stage():
     sys.path.insert(0, HERE)
-    from gen_formats import make_spark
-    spark = make_spark(warehouse=SPARK_WH, jars=[helper_jar(iceberg_classpath().split(":"))])
+    from gen_formats import spark_session
+    spark = spark_session(warehouse=SPARK_WH, jars=[helper_jar(iceberg_classpath().split(":"))])
     jvm = spark._jvm
     catalog = jvm.org.apache.iceberg.hadoop.HadoopCatalog(spark._jsc.hadoopConfiguration(), WH)
     java_tables(spark, catalog)

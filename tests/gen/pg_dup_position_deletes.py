@@ -17,28 +17,17 @@ import os
 import shutil
 import tempfile
 
-GEN = os.path.expanduser("~/.cache/iceberg-gen")
-JARS = [os.path.join(GEN, "jars", j) for j in
-        ("iceberg-spark-runtime-3.5_2.12-1.10.2.jar", "iceberg-shaded-jackson-2.18.2.jar")]
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from spark_session import make_spark  # noqa: E402  (tests/gen/spark_session.py)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "fixtures", "pg_edge")
 
 
 def main():
-    from pyspark.sql import SparkSession
     wh = tempfile.mkdtemp(prefix="pg-dup-")
-    spark = (SparkSession.builder.master("local[1]").appName("pg-dup")
-             .config("spark.jars", ",".join(JARS))
-             .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
-             .config("spark.sql.catalog.x", "org.apache.iceberg.spark.SparkCatalog")
-             .config("spark.sql.catalog.x.type", "hadoop")
-             .config("spark.sql.catalog.x.warehouse", wh)
-             .config("spark.sql.catalog.x.cache-enabled", "false")
-             .config("spark.sql.shuffle.partitions", "1")
-             .config("spark.sql.session.timeZone", "UTC")
-             .config("spark.ui.enabled", "false")
-             .getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = make_spark("pg-dup", wh)
     spark.sql("CREATE TABLE x.db.dup_pos_deletes (id bigint, v string) USING iceberg TBLPROPERTIES "
               "('format-version'='2', 'write.delete.mode'='merge-on-read', 'write.delete.granularity'='file')")
     spark.sql("INSERT INTO x.db.dup_pos_deletes SELECT id, concat('v', id) FROM range(0, 10, 1, 1)")

@@ -4,7 +4,11 @@
 
 pub mod alloc;
 pub mod cat;
+pub mod fake_http;
+pub mod rewrite;
 pub mod rng;
+pub mod rows;
+pub mod run;
 pub mod servers;
 
 use std::collections::HashMap;

@@ -5,8 +5,8 @@ use std::io::{BufWriter, Write};
 
 use anyhow::Result;
 use futures::StreamExt;
-use icefloe_core::delete::resolved::deleted_positions;
 use icefloe_core::listing::{self, format_timestamp_ms, Listing};
+use icefloe_core::scan::deletes::deleted_positions;
 use icefloe_core::scan::plan::{DeleteFileRef, FileScanTask};
 use icefloe_core::spec::{NestedField, Type};
 use icefloe_core::{Scan, Table};

@@ -19,7 +19,7 @@
 //! (`io/config.rs`, `io/remote.rs`, ..., with the folder's `mod.rs` as one more node). Deeper
 //! modules fold into the child of that level they belong to.
 //!
-//! [`KNOWN_KNOTS`] lists the one knot left on purpose. `MODULE_CYCLES_EDGES=1` prints every
+//! [`KNOWN_KNOTS`] lists knots left on purpose (none). `MODULE_CYCLES_EDGES=1` prints every
 //! edge with the path that makes it.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -733,12 +733,9 @@ fn all_cycles(krate: &Crate) -> Vec<String> {
     all_knots(krate).into_iter().map(|f| f.text).collect()
 }
 
-/// Knots known when this test was written that moving items cannot undo: the file scan task
-/// lives in `scan` (`scan/task.rs`) yet `delete` applies to it, and `delete`'s cached loaders
-/// take a `Table` whose caches hold equality delete sets. Each entry is a level and every
-/// module of the knot. A listed knot that changes or goes fails the test too, so the list
-/// only shrinks.
-const KNOWN_KNOTS: &[(&str, &[&str])] = &[("crate", &["cache", "delete", "scan", "table"])];
+/// Knots left on purpose: a level and every module of the knot. None today; a listed knot that
+/// changes or goes fails the test too, so the list only shrinks.
+const KNOWN_KNOTS: &[(&str, &[&str])] = &[];
 
 #[test]
 fn core_modules_import_no_cycle() {

@@ -15,7 +15,7 @@ use futures::TryStreamExt;
 
 use crate::io::file::FileReader;
 use crate::io::TableIo;
-use crate::scan::adapt::cast_exact;
+use crate::spec::arrow_schema::cast_exact;
 use crate::spec::arrow_schema::{field_id, type_to_arrow};
 use crate::spec::{DataFile, Type};
 
@@ -229,28 +229,6 @@ pub async fn read_equality_deletes(
         keys,
         bytes,
     })
-}
-
-/// The equality delete set of `delete_file`, from the table's cache or read (and cached).
-pub async fn load_equality_set(
-    table: &crate::table::Table,
-    delete_file: &DataFile,
-    types_by_id: &HashMap<i32, Type>,
-    paths_by_id: &HashMap<i32, Vec<i32>>,
-) -> crate::Result<Arc<EqualityDeleteSet>> {
-    let io = table.io();
-    // The keys are decoded to the table's current types of the delete columns, found by their
-    // struct paths.
-    let keys: Vec<(Option<&Type>, Option<&Vec<i32>>)> = delete_file
-        .equality_ids
-        .iter()
-        .map(|id| (types_by_id.get(id), paths_by_id.get(id)))
-        .collect();
-    let key = format!("{}#{keys:?}", io.shown(&delete_file.file_path));
-    crate::cache::get_or_load(&table.caches().equality_deletes, key, async {
-        read_equality_deletes(io, delete_file, types_by_id, paths_by_id).await
-    })
-    .await
 }
 
 /// Shared handle to a loaded set.

@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 
-use crate::scan::task::DeleteFileRef;
+use super::file_ref::DeleteFileRef;
 use crate::spec::{DataContent, DataFile, ManifestEntry, TableMetadata};
 
 /// Delete files of one snapshot, indexed for lookup by data file.

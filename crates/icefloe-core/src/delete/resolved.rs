@@ -1,119 +1,104 @@
 //! One bitmap of deleted positions per data file: its deletion vector, or the union of its
-//! position delete files. Cached, since every view of a file needs it.
-
-use std::sync::Arc;
+//! position delete files (`scan::deletes` caches them, since every view of a file needs it).
 
 use roaring::RoaringTreemap;
 
-use crate::cache::get_or_load_checked;
-use crate::delete::dv::decode_deletion_vector;
-use crate::delete::position::read_position_deletes;
-use crate::delete::puffin::{check_dv_listed, footer_payload_size, parse_footer};
-use crate::scan::task::FileScanTask;
+use super::dv::decode_deletion_vector;
+use super::file_ref::DeleteFileRef;
+use super::position::read_position_deletes;
+use super::puffin::{check_dv_listed, footer_payload_size, parse_footer};
+use crate::io::TableIo;
 use crate::spec::DataFile;
-use crate::table::Table;
 use crate::warning::{Rule, Subject, Warning};
 
-/// The positions deleted in the task's data file by its DV or position delete files, or `None`
-/// when neither applies. Errors: a DV that fails validation (length, magic, CRC, keys), whose
-/// cardinality differs from its manifest `record_count`, or that deletes positions past the end
-/// of the data file; unreadable delete files. A deletion vector's Puffin footer is checked but
-/// not needed (the manifest addresses the blob, which carries its own length, magic and CRC):
-/// a missing or disagreeing footer is a warning, as Iceberg Java never reads it.
-pub async fn deleted_positions(
-    table: &Table,
-    task: &FileScanTask,
-) -> crate::Result<Option<Arc<RoaringTreemap>>> {
-    let io = table.io();
-    let data_path = &task.data_file.file_path;
-    if let Some(dv) = &task.deletion_vector {
-        let f = &dv.file;
-        let shown = io.shown(&f.file_path);
-        let key = format!(
-            "{shown}@{:?}+{:?}",
-            f.content_offset, f.content_size_in_bytes
-        );
-        let caches = table.caches();
-        let bitmap = get_or_load_checked(&caches.delete_bitmaps, key, table.warnings(), async {
-            let (Some(offset), Some(len)) = (f.content_offset, f.content_size_in_bytes) else {
-                return Err(crate::Error::dv(
-                    &shown,
-                    "deletion vector without content_offset/content_size_in_bytes",
-                ));
-            };
-            if offset < 0 || len < 0 {
-                return Err(crate::Error::dv(
-                    &shown,
-                    format!("negative blob range {offset}+{len}"),
-                ));
-            }
-            let warnings = match check_footer(io, f, &shown).await {
-                Ok(()) => Vec::new(),
-                Err(crate::Error::DeletionVector { path, reason }) => vec![Warning::new(
-                    Rule::PuffinFooter,
-                    Subject::DeletionVector,
-                    path,
-                    format!("{reason} (spec: Puffin \"File structure\")"),
-                )],
-                Err(crate::Error::Unsupported(reason)) => vec![Warning::new(
-                    Rule::PuffinFooter,
-                    Subject::DeletionVector,
-                    &shown,
-                    reason,
-                )],
-                Err(e) => return Err(e),
-            };
-            let blob = io
-                .read_range(&f.file_path, offset as u64, len as u64)
-                .await?;
-            let bitmap = crate::guard::catch(
-                || decode_deletion_vector(&blob, &shown),
-                |m| crate::Error::dv(&shown, format!("decoder panicked: {m}")),
-            )?;
-            if bitmap.len() != f.record_count as u64 {
-                return Err(crate::Error::dv(
-                    &shown,
-                    format!(
-                        "blob at offset {offset} holds {} positions but the manifest records {}",
-                        bitmap.len(),
-                        f.record_count
-                    ),
-                ));
-            }
-            Ok((bitmap, warnings))
-        })
+/// Reads deletion vector `f` (a Puffin `deletion-vector-v1` blob at its manifest entry's
+/// `content_offset` + `content_size_in_bytes`) as the set of deleted positions, with the
+/// warnings its Puffin footer gave. Errors: a blob that fails validation (length, magic, CRC,
+/// keys), a cardinality that differs from the manifest's `record_count`, an unreadable file. The
+/// footer is checked but not needed (the manifest addresses the blob, which carries its own
+/// length, magic and CRC): a missing or disagreeing footer is a warning, as Iceberg Java never
+/// reads it.
+pub async fn load_deletion_vector(
+    io: &TableIo,
+    f: &DataFile,
+) -> crate::Result<(RoaringTreemap, Vec<Warning>)> {
+    let shown = io.shown(&f.file_path);
+    let (Some(offset), Some(len)) = (f.content_offset, f.content_size_in_bytes) else {
+        return Err(crate::Error::dv(
+            &shown,
+            "deletion vector without content_offset/content_size_in_bytes",
+        ));
+    };
+    if offset < 0 || len < 0 {
+        return Err(crate::Error::dv(
+            &shown,
+            format!("negative blob range {offset}+{len}"),
+        ));
+    }
+    let warnings = match check_footer(io, f, &shown).await {
+        Ok(()) => Vec::new(),
+        Err(crate::Error::DeletionVector { path, reason }) => vec![Warning::new(
+            Rule::PuffinFooter,
+            Subject::DeletionVector,
+            path,
+            format!("{reason} (spec: Puffin \"File structure\")"),
+        )],
+        Err(crate::Error::Unsupported(reason)) => vec![Warning::new(
+            Rule::PuffinFooter,
+            Subject::DeletionVector,
+            &shown,
+            reason,
+        )],
+        Err(e) => return Err(e),
+    };
+    let blob = io
+        .read_range(&f.file_path, offset as u64, len as u64)
         .await?;
-        check_in_range(&bitmap, task, &shown)?;
-        return Ok(Some(bitmap));
+    let bitmap = crate::guard::catch(
+        || decode_deletion_vector(&blob, &shown),
+        |m| crate::Error::dv(&shown, format!("decoder panicked: {m}")),
+    )?;
+    if bitmap.len() != f.record_count as u64 {
+        return Err(crate::Error::dv(
+            &shown,
+            format!(
+                "blob at offset {offset} holds {} positions but the manifest records {}",
+                bitmap.len(),
+                f.record_count
+            ),
+        ));
     }
-    if task.position_deletes.is_empty() {
-        return Ok(None);
-    }
-    let mut key = io.shown(data_path);
-    for d in &task.position_deletes {
-        key.push('|');
-        key.push_str(&d.file.file_path);
-    }
-    let caches = table.caches();
-    let bitmap = get_or_load_checked(&caches.delete_bitmaps, key, table.warnings(), async {
-        let mut out = RoaringTreemap::new();
-        for d in &task.position_deletes {
-            read_position_deletes(io, &d.file, data_path, &mut out).await?;
-        }
-        Ok((out, Vec::new()))
-    })
-    .await?;
-    Ok(Some(bitmap))
+    Ok((bitmap, warnings))
 }
 
-fn check_in_range(bitmap: &RoaringTreemap, task: &FileScanTask, shown: &str) -> crate::Result<()> {
+/// The positions of data file `data_path` deleted by the V2 position delete files `files`
+/// together. Errors: an unreadable or malformed position delete file.
+pub async fn union_position_deletes(
+    io: &TableIo,
+    files: &[DeleteFileRef],
+    data_path: &str,
+) -> crate::Result<RoaringTreemap> {
+    let mut out = RoaringTreemap::new();
+    for d in files {
+        read_position_deletes(io, &d.file, data_path, &mut out).await?;
+    }
+    Ok(out)
+}
+
+/// Checks that `bitmap` (from the delete file shown as `shown`) deletes no position past the
+/// end of `data_file`.
+pub fn check_in_range(
+    bitmap: &RoaringTreemap,
+    data_file: &DataFile,
+    shown: &str,
+) -> crate::Result<()> {
     if let Some(max) = bitmap.max() {
-        if max >= task.data_file.record_count as u64 {
+        if max >= data_file.record_count as u64 {
             return Err(crate::Error::dv(
                 shown,
                 format!(
                     "deletes position {max} but data file {} has {} rows",
-                    task.data_file.file_path, task.data_file.record_count
+                    data_file.file_path, data_file.record_count
                 ),
             ));
         }
@@ -123,7 +108,7 @@ fn check_in_range(bitmap: &RoaringTreemap, task: &FileScanTask, shown: &str) -> 
 
 /// Reads the Puffin footer of DV `f` and checks that it lists the blob the manifest points
 /// at, for the same data file and cardinality.
-async fn check_footer(io: &crate::io::TableIo, f: &DataFile, shown: &str) -> crate::Result<()> {
+async fn check_footer(io: &TableIo, f: &DataFile, shown: &str) -> crate::Result<()> {
     // The object's real size, not the manifest's file_size_in_bytes: a footer is never read
     // at a wrong offset.
     let (tail, size) = io.tail(&f.file_path, 12).await?;

@@ -23,7 +23,7 @@ use futures::{StreamExt, TryStreamExt};
 use roaring::RoaringTreemap;
 
 use super::range::{commits_between, commits_since_creation};
-use crate::delete::resolved::deleted_positions;
+use crate::scan::deletes::deleted_positions;
 use crate::scan::plan::plan_files;
 use crate::scan::task::FileScanTask;
 use crate::scan::Scan;

@@ -13,11 +13,13 @@
 //! the modules that add methods to a `Scan` and so need both halves: [`estimate`] (rows to
 //! decode), [`positions`] (chosen rows of a task), [`resume`] (reading from a batch's restart
 //! point), [`sample`] (ANALYZE's sample), [`preload`] (every delete file up front) and
-//! [`parquet_view`] (a scan's rows as one Parquet file). The
+//! [`parquet_view`] (a scan's rows as one Parquet file); and [`deletes`], a task's deletes
+//! through the table's caches (`delete/` decodes them and knows neither tables nor caches). The
 //! children of both halves are re-exported here at their old paths (`scan::task`,
 //! `scan::prune`, `scan::resume`, ...); `scan::plan` and `scan::read` keep the items of the
 //! old `plan` and `read` modules.
 
+pub mod deletes;
 pub mod estimate;
 pub mod parquet_view;
 pub mod plan;

@@ -7,12 +7,11 @@ use std::collections::HashSet;
 
 use futures::{StreamExt, TryStreamExt};
 
+use super::deletes::{deleted_positions, load_equality_set};
 use super::plan::planner::live_entries;
 use super::plan::task::FileScanTask;
 use super::Scan;
-use crate::delete::equality::load_equality_set;
 use crate::delete::position::check_position_delete_file;
-use crate::delete::resolved::deleted_positions;
 use crate::spec::DataContent;
 
 /// How many delete files are loaded at once.

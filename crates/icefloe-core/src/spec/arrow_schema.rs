@@ -139,3 +139,16 @@ pub fn scan_schema(fields: &[NestedField], lineage: bool) -> Arc<ArrowSchema> {
 pub fn field_id(f: &Field) -> Option<i32> {
     f.metadata().get(FIELD_ID_KEY).and_then(|v| v.parse().ok())
 }
+
+/// Casts `arr` to `to`, failing where a value does not fit (an overflow, a date past the range
+/// of `timestamp_ns`, bytes that are not UTF-8): Arrow's default cast would give NULL there.
+pub fn cast_exact(
+    arr: &dyn arrow::array::Array,
+    to: &arrow::datatypes::DataType,
+) -> Result<arrow::array::ArrayRef, arrow::error::ArrowError> {
+    let opts = arrow::compute::CastOptions {
+        safe: false,
+        ..Default::default()
+    };
+    arrow::compute::cast_with_options(arr, to, &opts)
+}

@@ -39,7 +39,7 @@ use parquet::schema::types::{ColumnPath, SchemaDescPtr};
 use super::plan::split::TaskSplit;
 use super::read::lineage::{last_updated, row_ids};
 use super::{FileScanTask, Scan, SnapshotSelector};
-use crate::delete::resolved::deleted_positions;
+use crate::scan::deletes::deleted_positions;
 use crate::spec::arrow_schema::{lineage_fields, LAST_UPDATED_SEQ_FIELD_ID, ROW_ID_FIELD_ID};
 use crate::spec::FileFormat;
 use error::err;

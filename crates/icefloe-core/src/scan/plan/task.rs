@@ -5,12 +5,7 @@ use std::sync::Arc;
 
 use crate::spec::DataFile;
 
-/// A delete file with the data sequence number it applies with.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DeleteFileRef {
-    pub file: Arc<DataFile>,
-    pub sequence_number: i64,
-}
+pub use crate::delete::file_ref::DeleteFileRef;
 
 /// One data file to read, with everything needed to read it as of the snapshot.
 #[derive(Debug, Clone, PartialEq)]

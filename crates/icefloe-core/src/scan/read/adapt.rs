@@ -12,9 +12,8 @@ use arrow::array::{
     TimestampNanosecondArray, UInt32Array,
 };
 use arrow::buffer::OffsetBuffer;
-use arrow::compute::{cast_with_options, take, CastOptions};
+use arrow::compute::take;
 use arrow::datatypes::{DataType, FieldRef, Fields};
-use arrow::error::ArrowError;
 
 use crate::spec::arrow_schema::{field_to_arrow, primitive_to_arrow, type_to_arrow};
 use crate::spec::field_lookup::{find_field, mapped_children};
@@ -285,15 +284,7 @@ fn concat_or_empty(parts: &[ArrayRef], dt: &DataType) -> Result<ArrayRef, String
     arrow::compute::concat(&refs).map_err(|e| e.to_string())
 }
 
-/// Casts `arr` to `to`, failing where a value does not fit (an overflow, a date past the range
-/// of `timestamp_ns`, bytes that are not UTF-8): Arrow's default cast would give NULL there.
-pub fn cast_exact(arr: &dyn Array, to: &DataType) -> Result<ArrayRef, ArrowError> {
-    let opts = CastOptions {
-        safe: false,
-        ..Default::default()
-    };
-    cast_with_options(arr, to, &opts)
-}
+pub use crate::spec::arrow_schema::cast_exact;
 
 /// Renders a Parquet variant group (`metadata`, `value` binaries) as JSON text.
 fn variant_to_json(arr: &ArrayRef, path: &str) -> crate::Result<ArrayRef> {

@@ -18,7 +18,7 @@ use fuser::{
 };
 use tokio::runtime::Handle;
 
-use crate::catalog::Catalog;
+use crate::catalog::MountCatalog;
 use crate::changes;
 use crate::error::{FuseError, Result};
 use crate::fresh::FreshStore;
@@ -69,7 +69,7 @@ enum OpenFile {
 }
 
 struct Inner {
-    catalog: Arc<Catalog>,
+    catalog: Arc<MountCatalog>,
     inodes: Inodes,
     csv: CsvViews,
     spill: SpillStore,
@@ -93,7 +93,7 @@ impl IcefloeFs {
     /// A file system over `catalog`, answering on `rt`, with a chunk cache of `cache_bytes`
     /// and Parquet spill files under `spill_parent` (default: the temporary directory).
     pub fn new(
-        catalog: Arc<Catalog>,
+        catalog: Arc<MountCatalog>,
         rt: Handle,
         cache_bytes: u64,
         spill_parent: Option<&Path>,

@@ -246,8 +246,8 @@ fn mount_from(
     icefloe_core::cache::Caches::init_global((opts.cache_bytes / 4).max(16 << 20));
     let catalog = Arc::new(rt.block_on(async {
         match connect {
-            Some(c) => catalog::Catalog::from_catalog(c.await?).await,
-            None => catalog::Catalog::open(&opts.source, opts.open.clone()).await,
+            Some(c) => catalog::MountCatalog::from_catalog(c.await?).await,
+            None => catalog::MountCatalog::open(&opts.source, opts.open.clone()).await,
         }
     })?);
     let fs = IcefloeFs::new(

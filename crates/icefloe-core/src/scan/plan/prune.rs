@@ -258,7 +258,7 @@ impl Pruner {
     /// Whether any row of a part of a file (a Parquet row group) may satisfy every predicate,
     /// given its column statistics by field id and its row count. Partition values are not
     /// looked at (the file as a whole was checked against them).
-    pub fn may_match_stats(&self, stats: &HashMap<i32, ColumnStats>, rows: u64) -> bool {
+    pub fn may_match_stats(&self, stats: &HashMap<i32, PartStats>, rows: u64) -> bool {
         let metrics = |id: i32, ty: &PrimitiveType| match stats.get(&id) {
             Some(c) => c.metrics(rows, ty),
             None => Metrics::default(),
@@ -324,16 +324,17 @@ impl Pruner {
     }
 }
 
-/// What the statistics of one column of a row group say (bounds already in the column's
-/// Iceberg type; `None` when unknown).
+/// What the statistics of one column of a part of a data file (a Parquet row group or page)
+/// say (bounds already in the column's Iceberg type; `None` when unknown). Not the table-wide
+/// [`crate::scan::column_stats::ColumnStats`] of a snapshot's live data files.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct ColumnStats {
+pub struct PartStats {
     pub lower: Option<Literal>,
     pub upper: Option<Literal>,
     pub null_count: Option<u64>,
 }
 
-impl ColumnStats {
+impl PartStats {
     fn metrics(&self, rows: u64, ty: &PrimitiveType) -> Metrics {
         let usable = |l: &Option<Literal>| l.clone().filter(|l| !is_nan(l));
         let is_float = matches!(ty, PrimitiveType::Float | PrimitiveType::Double);

@@ -168,6 +168,8 @@ impl Pruner {
                     CmpOp::LtEq => o != Ordering::Greater,
                     CmpOp::Gt => o == Ordering::Greater,
                     CmpOp::GtEq => o != Ordering::Less,
+                    // No rule for `!=`: undecided.
+                    CmpOp::NotEq => false,
                 },
                 None => false,
             },
@@ -235,6 +237,7 @@ impl Pruner {
                     .iter()
                     .any(|q| self.summary_eval(q, spec, summaries, types))
             }
+            p if unprunable(p) => return true,
             p => match p.field_id() {
                 Some(id) => id,
                 None => return true,
@@ -295,6 +298,7 @@ impl Pruner {
         let id = match p {
             Predicate::And(ps) => return ps.iter().all(|q| self.eval(q, metrics, file)),
             Predicate::Or(ps) => return ps.iter().any(|q| self.eval(q, metrics, file)),
+            p if unprunable(p) => return true,
             p => match p.field_id() {
                 Some(id) => id,
                 None => return true,
@@ -477,7 +481,20 @@ fn cmp_may_match(
         CmpOp::LtEq => lo != Some(Ordering::Greater),
         CmpOp::Gt => nan_possible || (hi != Some(Ordering::Less) && hi != Some(Ordering::Equal)),
         CmpOp::GtEq => nan_possible || hi != Some(Ordering::Less),
+        CmpOp::NotEq => true,
     }
+}
+
+/// Whether `p` is a comparison pruning has no rule for (`!=`): any file may hold a row
+/// satisfying it, whatever its metadata says.
+fn unprunable(p: &Predicate) -> bool {
+    matches!(
+        p,
+        Predicate::Cmp {
+            op: CmpOp::NotEq,
+            ..
+        }
+    )
 }
 
 /// Whether rows of a file whose partition field (with `transform` over the predicate's column)
@@ -679,6 +696,7 @@ fn may_match_prefix(p: &Predicate, value: &Literal, w: usize) -> bool {
                 // Values with the prefix reach above x iff x starts with the prefix (longer
                 // values follow it) or the prefix is already above x.
                 CmpOp::Gt | CmpOp::GtEq => x.starts_with(prefix) || prefix > x.as_slice(),
+                CmpOp::NotEq => true,
             }
         }
         Predicate::In { values, .. } => values.iter().any(fits),

@@ -308,10 +308,8 @@ pub async fn children(catalog: &MountCatalog, dir: &Node) -> Result<Option<Vec<(
             };
             let table = table.table();
             let m = table.metadata();
-            let mut snaps: Vec<_> = m.snapshots.iter().collect();
-            snaps.sort_by_key(|s| (s.sequence_number, s.timestamp_ms));
-            snaps
-                .iter()
+            m.snapshots_in_order()
+                .into_iter()
                 .filter_map(|s| {
                     let parent = s.parent_snapshot_id?;
                     m.snapshot(parent)?;
@@ -343,10 +341,10 @@ pub async fn children(catalog: &MountCatalog, dir: &Node) -> Result<Option<Vec<(
                 return Ok(None);
             };
             let table = table.table();
-            let mut snaps: Vec<_> = table.metadata().snapshots.iter().collect();
-            snaps.sort_by_key(|s| (s.sequence_number, s.timestamp_ms));
-            snaps
-                .iter()
+            table
+                .metadata()
+                .snapshots_in_order()
+                .into_iter()
                 .map(|s| {
                     let own = own_schema(&table, s);
                     (
@@ -380,10 +378,10 @@ pub async fn children(catalog: &MountCatalog, dir: &Node) -> Result<Option<Vec<(
             if table.metadata().schema(*schema).is_none() {
                 return Ok(None);
             }
-            let mut snaps: Vec<_> = table.metadata().snapshots.iter().collect();
-            snaps.sort_by_key(|s| (s.sequence_number, s.timestamp_ms));
-            snaps
-                .iter()
+            table
+                .metadata()
+                .snapshots_in_order()
+                .into_iter()
                 .map(|s| {
                     (
                         s.snapshot_id.to_string(),

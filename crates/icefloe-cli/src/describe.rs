@@ -47,10 +47,9 @@ pub async fn snapshots(t: &TableArgs, format: ListFormat) -> Result<()> {
         (6, "schema"),
     ];
     print(format, &listing, &text, || {
-        let mut snaps: Vec<_> = m.snapshots.iter().collect();
-        snaps.sort_by_key(|s| (s.sequence_number, s.timestamp_ms));
-        let snapshots: Vec<Value> = snaps
-            .iter()
+        let snapshots: Vec<Value> = m
+            .snapshots_in_order()
+            .into_iter()
             .map(|s| {
                 let mut refs = m.refs_of(s.snapshot_id);
                 refs.sort_unstable();

@@ -90,11 +90,10 @@ pub fn snapshots(m: &TableMetadata) -> Listing {
         "added_equality_deletes",
         "total_records",
     ];
-    let mut snaps: Vec<_> = m.snapshots.iter().collect();
-    snaps.sort_by_key(|s| (s.sequence_number, s.timestamp_ms));
     let opt = |v: Option<i64>| v.map(|v| v.to_string()).unwrap_or_default();
-    let rows = snaps
-        .iter()
+    let rows = m
+        .snapshots_in_order()
+        .into_iter()
         .map(|s| {
             let sum = |k: &str| s.summary.get(k).cloned().unwrap_or_else(|| "0".into());
             let mut refs = m.refs_of(s.snapshot_id);

@@ -315,7 +315,7 @@ impl Inner {
         match node {
             Node::SnapshotsCsv(_) => Some(meta::snapshots_csv(m)),
             Node::SnapshotJson(_, s, schema) => {
-                Some(meta::snapshot_json(m.snapshot(*s)?, m.schema(*schema)?))
+                Some(meta::snapshot_json(m, m.snapshot(*s)?, m.schema(*schema)?))
             }
             _ => None,
         }

@@ -56,6 +56,7 @@ impl MountFs {
         let (this, key) = (self.clone(), key.clone());
         self.render
             .spawn(async move {
+                #[cfg(feature = "test-hooks")]
                 super::test_hooks::gate();
                 this.csv.get(&key, &plan, &name).await
             })

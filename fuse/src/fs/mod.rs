@@ -13,6 +13,7 @@ mod error;
 mod forget;
 mod open;
 mod stats;
+#[cfg(feature = "test-hooks")]
 mod test_hooks;
 
 use std::collections::HashMap;

@@ -1,4 +1,5 @@
-//! Hooks for the end-to-end tests only.
+//! Hooks for the end-to-end tests only: built with the `test-hooks` feature, which the tests'
+//! build turns on (the CLI crate's dev-dependency on this crate) and no other build does.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -17,28 +17,28 @@ use crate::plan::SnapshotPlan;
 /// Every table of the mount. A table's index is a stable id: a table that disappears from the
 /// warehouse is marked gone (no longer listed or found), and one that comes back is added
 /// again under a new id.
-pub struct Catalog {
+pub struct MountCatalog {
     source: Arc<dyn core_catalog::Catalog>,
     warehouse: bool,
     tables: RwLock<Vec<Arc<MountedTable>>>,
 }
 
-impl Catalog {
+impl MountCatalog {
     /// Opens the table or warehouse at `location` through the core's catalog layer. In a
     /// warehouse, a table that cannot be opened is logged and left out; a single table that
     /// cannot be opened is an error, and so is a warehouse without tables.
     /// Every table is opened with `open` (storage, metadata file selection, path map).
-    pub async fn open(location: &str, open: OpenOptions) -> Result<Catalog> {
+    pub async fn open(location: &str, open: OpenOptions) -> Result<MountCatalog> {
         let source =
             core_catalog::open(location, open, icefloe_core::cache::Caches::global()).await?;
-        Catalog::from_catalog(source).await
+        MountCatalog::from_catalog(source).await
     }
 
     /// Mounts the tables of a catalog (a table on its own at the root, or every table of
     /// every namespace as `<namespace>/.../<table>/`).
-    pub async fn from_catalog(source: Arc<dyn core_catalog::Catalog>) -> Result<Catalog> {
+    pub async fn from_catalog(source: Arc<dyn core_catalog::Catalog>) -> Result<MountCatalog> {
         let single = source.single_table();
-        let catalog = Catalog {
+        let catalog = MountCatalog {
             warehouse: single.is_none(),
             source,
             tables: RwLock::new(Vec::new()),

@@ -22,7 +22,7 @@ struct Counts {
 }
 
 /// Held while one part is encoded; lets the next one in when dropped.
-pub struct Encoding {
+pub struct EncodePermit {
     _permit: OwnedSemaphorePermit,
     counts: Arc<Counts>,
 }
@@ -37,7 +37,7 @@ impl Encodes {
     }
 
     /// Waits for a turn to encode.
-    pub async fn enter(&self) -> Encoding {
+    pub async fn enter(&self) -> EncodePermit {
         let permit = self
             .permits
             .clone()
@@ -46,7 +46,7 @@ impl Encodes {
             .expect("the semaphore is never closed");
         let now = self.counts.running.fetch_add(1, Ordering::AcqRel) + 1;
         self.counts.peak.fetch_max(now, Ordering::AcqRel);
-        Encoding {
+        EncodePermit {
             _permit: permit,
             counts: self.counts.clone(),
         }
@@ -58,7 +58,7 @@ impl Encodes {
     }
 }
 
-impl Drop for Encoding {
+impl Drop for EncodePermit {
     fn drop(&mut self) {
         self.counts.running.fetch_sub(1, Ordering::AcqRel);
     }

@@ -48,7 +48,7 @@ use fuser::{Config, MountOption, Session, SessionACL};
 use icefloe_core::io::StorageConfig;
 
 pub use error::{FuseError, Result};
-pub use fs::IcefloeFs;
+pub use fs::{IcefloeFs, MountFs};
 
 /// Default size of the rendered-chunk cache: 256 MiB.
 pub const DEFAULT_CACHE_BYTES: u64 = 256 << 20;
@@ -246,19 +246,21 @@ fn mount_from(
     icefloe_core::cache::Caches::init_global((opts.cache_bytes / 4).max(16 << 20));
     let catalog = Arc::new(rt.block_on(async {
         match connect {
-            Some(c) => catalog::Catalog::from_catalog(c.await?).await,
-            None => catalog::Catalog::open(&opts.source, opts.open.clone()).await,
+            Some(c) => catalog::MountCatalog::from_catalog(c.await?).await,
+            None => catalog::MountCatalog::open(&opts.source, opts.open.clone()).await,
         }
     })?);
     let fs = IcefloeFs::new(
-        catalog.clone(),
-        rt.handle().clone(),
-        opts.cache_bytes - opts.cache_bytes / 4,
-        opts.spill_dir.as_deref(),
-    )?
-    .with_parquet(render.handle().clone(), opts.max_cache_bytes)?
-    .with_index(Arc::new(open_index(opts)))
-    .with_max_inodes(opts.max_inodes);
+        MountFs::new(
+            catalog.clone(),
+            rt.handle().clone(),
+            opts.cache_bytes - opts.cache_bytes / 4,
+            opts.spill_dir.as_deref(),
+        )?
+        .with_parquet(render.handle().clone(), opts.max_cache_bytes)?
+        .with_index(Arc::new(open_index(opts)))
+        .with_max_inodes(opts.max_inodes),
+    );
     let notifier = fs.notifier_slot();
     let mut config = Config::default();
     config.mount_options = vec![

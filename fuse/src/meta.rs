@@ -2,7 +2,7 @@
 //! of the `current` and `refs/*` symlinks.
 
 use bytes::Bytes;
-use icefloe_core::listing::{self, format_timestamp_ms};
+use icefloe_core::listing::{self, SnapshotKeys};
 use icefloe_core::spec::{Schema, Snapshot, TableMetadata};
 use icefloe_core::{SnapshotSelector, Table};
 use serde_json::{json, Map, Value};
@@ -12,10 +12,11 @@ pub fn snapshots_csv(m: &TableMetadata) -> Bytes {
     Bytes::from(listing::snapshots(m).to_csv())
 }
 
-/// `snapshot.json`: the snapshot's id, parent, sequence number, time, operation, summary and
-/// the schema it is read with (top-level fields with their types as the spec writes them).
-/// Only what never changes for a snapshot (so not the refs pointing at it).
-pub fn snapshot_json(s: &Snapshot, schema: &Schema) -> Bytes {
+/// `snapshot.json`: the snapshot's id, parent, sequence number, time, operation, summary (the
+/// core's [`listing::snapshot_json`] with the spec's keys) and the schema it is read with
+/// (top-level fields with their types as the spec writes them). Only what never changes for a
+/// snapshot (so not the refs pointing at it).
+pub fn snapshot_json(m: &TableMetadata, s: &Snapshot, schema: &Schema) -> Bytes {
     let fields: Vec<Value> = schema
         .columns()
         .iter()
@@ -31,18 +32,12 @@ pub fn snapshot_json(s: &Snapshot, schema: &Schema) -> Bytes {
             Value::Object(o)
         })
         .collect();
-    let v = json!({
-        "snapshot-id": s.snapshot_id,
-        "parent-snapshot-id": s.parent_snapshot_id,
-        "sequence-number": s.sequence_number,
-        "timestamp-ms": s.timestamp_ms,
-        "timestamp": format_timestamp_ms(s.timestamp_ms),
-        "operation": s.operation(),
-        "summary": s.summary,
-        "first-row-id": s.first_row_id,
-        "added-rows": s.added_rows,
-        "schema": {"schema-id": schema.schema_id, "fields": fields},
-    });
+    let mut o = listing::snapshot_json(m, s, SnapshotKeys::Spec);
+    o.insert(
+        "schema".into(),
+        json!({"schema-id": schema.schema_id, "fields": fields}),
+    );
+    let v = Value::Object(o);
     let mut text = serde_json::to_string_pretty(&v).unwrap_or_else(|_| v.to_string());
     text.push('\n');
     Bytes::from(text)

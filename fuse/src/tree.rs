@@ -28,7 +28,7 @@ use icefloe_core::encode::Encoding;
 use icefloe_core::history::range::commits_between;
 use icefloe_core::scan::partition_dirs::list_level;
 
-use crate::catalog::Catalog;
+use crate::catalog::MountCatalog;
 use crate::error::Result;
 
 /// The file `data.csv` / `data.parquet` of a snapshot.
@@ -258,7 +258,7 @@ pub fn ref_file_name(name: &str) -> String {
 
 /// The entries of a namespace directory (`prefix` its levels; empty for the warehouse root):
 /// the tables directly in it and the namespaces below it that hold tables, sorted by name.
-fn namespace_entries(catalog: &Catalog, prefix: &[String]) -> Vec<(String, Node)> {
+fn namespace_entries(catalog: &MountCatalog, prefix: &[String]) -> Vec<(String, Node)> {
     let mut entries: BTreeMap<String, Node> = BTreeMap::new();
     for t in catalog.tables() {
         let Some(rest) = t.path.strip_prefix(prefix) else {
@@ -282,7 +282,7 @@ fn namespace_entries(catalog: &Catalog, prefix: &[String]) -> Vec<(String, Node)
 /// The entries of directory `dir`, in listing order. Listing reads metadata only (and, for
 /// `files/`, the snapshot's manifests): never a data file. `Ok(None)` if `dir` is gone (a
 /// table or snapshot no longer there) or not a directory.
-pub async fn children(catalog: &Catalog, dir: &Node) -> Result<Option<Vec<(String, Node)>>> {
+pub async fn children(catalog: &MountCatalog, dir: &Node) -> Result<Option<Vec<(String, Node)>>> {
     let entries = match dir {
         Node::Warehouse => namespace_entries(catalog, &[]),
         Node::Namespace(ns) => namespace_entries(catalog, ns),
@@ -308,10 +308,8 @@ pub async fn children(catalog: &Catalog, dir: &Node) -> Result<Option<Vec<(Strin
             };
             let table = table.table();
             let m = table.metadata();
-            let mut snaps: Vec<_> = m.snapshots.iter().collect();
-            snaps.sort_by_key(|s| (s.sequence_number, s.timestamp_ms));
-            snaps
-                .iter()
+            m.snapshots_in_order()
+                .into_iter()
                 .filter_map(|s| {
                     let parent = s.parent_snapshot_id?;
                     m.snapshot(parent)?;
@@ -343,10 +341,10 @@ pub async fn children(catalog: &Catalog, dir: &Node) -> Result<Option<Vec<(Strin
                 return Ok(None);
             };
             let table = table.table();
-            let mut snaps: Vec<_> = table.metadata().snapshots.iter().collect();
-            snaps.sort_by_key(|s| (s.sequence_number, s.timestamp_ms));
-            snaps
-                .iter()
+            table
+                .metadata()
+                .snapshots_in_order()
+                .into_iter()
                 .map(|s| {
                     let own = own_schema(&table, s);
                     (
@@ -380,10 +378,10 @@ pub async fn children(catalog: &Catalog, dir: &Node) -> Result<Option<Vec<(Strin
             if table.metadata().schema(*schema).is_none() {
                 return Ok(None);
             }
-            let mut snaps: Vec<_> = table.metadata().snapshots.iter().collect();
-            snaps.sort_by_key(|s| (s.sequence_number, s.timestamp_ms));
-            snaps
-                .iter()
+            table
+                .metadata()
+                .snapshots_in_order()
+                .into_iter()
                 .map(|s| {
                     (
                         s.snapshot_id.to_string(),
@@ -483,7 +481,7 @@ pub fn range_name(from: i64, to: i64) -> String {
 /// The entry `name` of directory `dir`, if there is one. `changes/` also holds, beyond the
 /// ranges it lists, any `<from>..<to>` whose start is an ancestor of its end (the core's rule);
 /// a pair that is not is logged and not there.
-pub async fn lookup(catalog: &Catalog, dir: &Node, name: &str) -> Result<Option<Node>> {
+pub async fn lookup(catalog: &MountCatalog, dir: &Node, name: &str) -> Result<Option<Node>> {
     if let Node::ChangesDir(t) = dir {
         let Some((from, to)) = name
             .split_once("..")
@@ -519,7 +517,7 @@ pub fn own_schema(table: &icefloe_core::Table, s: &icefloe_core::spec::Snapshot)
 /// Whether a node still exists in the latest metadata. Nodes below a snapshot exist while
 /// the snapshot does; a snapshot no longer in the metadata is gone for new lookups (files
 /// already open keep reading it).
-pub fn exists(catalog: &Catalog, node: &Node) -> bool {
+pub fn exists(catalog: &MountCatalog, node: &Node) -> bool {
     let table = |t: usize| catalog.table(t).map(|t| t.table());
     match node {
         Node::Warehouse | Node::Namespace(_) => true,

@@ -117,9 +117,7 @@ type SnapshotRow = (
 
 fn snapshot_rows(t: &Table) -> Vec<SnapshotRow> {
     let m = t.metadata();
-    let mut snaps: Vec<_> = m.snapshots.iter().collect();
-    snaps.sort_by_key(|s| (s.sequence_number, s.timestamp_ms));
-    snaps
+    m.snapshots_in_order()
         .into_iter()
         .map(|s| {
             let mut refs: Vec<String> = m

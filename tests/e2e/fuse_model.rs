@@ -15,7 +15,7 @@
 //! `ICEFLOE_FUSE_MODEL_SEED` and `ICEFLOE_FUSE_MODEL_OPS` set the seed and the number of
 //! operations; a failure prints both and the operations that led to it.
 //!
-//! Needs `/dev/fuse` and `fusermount3`, like tests/e2e/fuse.rs.
+//! Needs `/dev/fuse` and `fusermount3`, like the tests in tests/e2e/fuse/.
 
 use std::collections::{BTreeSet, HashMap};
 use std::fs::File;

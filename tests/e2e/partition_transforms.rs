@@ -209,6 +209,7 @@ async fn truncate_partitions_prune_soundly() {
                         CmpOp::LtEq => o.is_le(),
                         CmpOp::Gt => o.is_gt(),
                         CmpOp::GtEq => o.is_ge(),
+                        CmpOp::NotEq => o.is_ne(),
                     }
                 })
             };

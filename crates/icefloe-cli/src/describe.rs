@@ -5,7 +5,7 @@ use std::io::{BufWriter, Write};
 
 use anyhow::Result;
 use futures::StreamExt;
-use icefloe_core::listing::{self, format_timestamp_ms, Listing};
+use icefloe_core::listing::{self, Listing};
 use icefloe_core::scan::deletes::deleted_positions;
 use icefloe_core::scan::plan::{DeleteFileRef, FileScanTask};
 use icefloe_core::spec::{NestedField, Type};
@@ -47,49 +47,10 @@ pub async fn snapshots(t: &TableArgs, format: ListFormat) -> Result<()> {
         (6, "schema"),
     ];
     print(format, &listing, &text, || {
-        let mut snaps: Vec<_> = m.snapshots.iter().collect();
-        snaps.sort_by_key(|s| (s.sequence_number, s.timestamp_ms));
-        let snapshots: Vec<Value> = snaps
-            .iter()
-            .map(|s| {
-                let mut refs = m.refs_of(s.snapshot_id);
-                refs.sort_unstable();
-                json!({
-                    "snapshot_id": s.snapshot_id,
-                    "parent_id": s.parent_snapshot_id,
-                    "sequence_number": s.sequence_number,
-                    "timestamp_ms": s.timestamp_ms,
-                    "timestamp": format_timestamp_ms(s.timestamp_ms),
-                    "operation": s.operation(),
-                    "refs": refs,
-                    "schema_id": s.schema_id,
-                    "first_row_id": s.first_row_id,
-                    "added_rows": s.added_rows,
-                    "summary": s.summary,
-                })
-            })
-            .collect();
-        let refs: serde_json::Map<String, Value> = m
-            .refs
-            .iter()
-            .map(|(name, r)| {
-                let kind = match r.ref_type {
-                    icefloe_core::spec::snapshot::RefType::Branch => "branch",
-                    icefloe_core::spec::snapshot::RefType::Tag => "tag",
-                };
-                (
-                    name.clone(),
-                    json!({"snapshot_id": r.snapshot_id, "type": kind}),
-                )
-            })
-            .collect();
-        json!({
-            "table": t.table,
-            "format_version": m.format_version,
-            "current_snapshot_id": m.current_snapshot_id,
-            "refs": refs,
-            "snapshots": snapshots,
-        })
+        let mut doc = serde_json::Map::new();
+        doc.insert("table".into(), json!(t.table));
+        doc.extend(listing::snapshots_json(m));
+        Value::Object(doc)
     })
 }
 

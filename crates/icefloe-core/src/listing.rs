@@ -1,9 +1,13 @@
 //! Tabular descriptions of a table, shared by the CLI (`icefloe snapshots`, `files`) and the
-//! FUSE mount (`snapshots.csv`), so both print the same thing.
+//! FUSE mount (`snapshots.csv`), so both print the same thing; and the snapshot list as JSON
+//! (`icefloe snapshots --format json`, the mount's `snapshot.json`).
 
 use std::fmt::Write as _;
 
-use crate::spec::TableMetadata;
+use serde_json::{json, Map, Value};
+
+use crate::spec::snapshot::RefType;
+use crate::spec::{Snapshot, TableMetadata};
 
 /// A small table of text: a header and rows of the same width.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,11 +94,10 @@ pub fn snapshots(m: &TableMetadata) -> Listing {
         "added_equality_deletes",
         "total_records",
     ];
-    let mut snaps: Vec<_> = m.snapshots.iter().collect();
-    snaps.sort_by_key(|s| (s.sequence_number, s.timestamp_ms));
     let opt = |v: Option<i64>| v.map(|v| v.to_string()).unwrap_or_default();
-    let rows = snaps
-        .iter()
+    let rows = m
+        .snapshots_in_order()
+        .into_iter()
         .map(|s| {
             let sum = |k: &str| s.summary.get(k).cloned().unwrap_or_else(|| "0".into());
             let mut refs = m.refs_of(s.snapshot_id);
@@ -120,6 +123,92 @@ pub fn snapshots(m: &TableMetadata) -> Listing {
         header: header.iter().map(|h| h.to_string()).collect(),
         rows,
     }
+}
+
+/// The keys (and fields) of a snapshot's JSON object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SnapshotKeys {
+    /// The CLI's listing (`icefloe snapshots --format json`, keys in the README):
+    /// `snapshot_id`, `parent_id`, `sequence_number`, `timestamp_ms`, `timestamp`,
+    /// `operation`, `refs`, `schema_id`, `first_row_id`, `added_rows`, `summary`.
+    Listing,
+    /// The spec's names, as table metadata writes a snapshot (the mount's `snapshot.json`):
+    /// `snapshot-id`, `parent-snapshot-id`, `sequence-number`, `timestamp-ms`, `timestamp`,
+    /// `operation`, `summary`, `first-row-id`, `added-rows`. Only what never changes for a
+    /// snapshot: no refs.
+    Spec,
+}
+
+/// One snapshot of `m` as a JSON object with the keys of `keys`, in the order listed there.
+pub fn snapshot_json(m: &TableMetadata, s: &Snapshot, keys: SnapshotKeys) -> Map<String, Value> {
+    let key = |listing: &str, spec: &str| match keys {
+        SnapshotKeys::Listing => listing.to_string(),
+        SnapshotKeys::Spec => spec.to_string(),
+    };
+    let mut o = Map::new();
+    o.insert(key("snapshot_id", "snapshot-id"), json!(s.snapshot_id));
+    o.insert(
+        key("parent_id", "parent-snapshot-id"),
+        json!(s.parent_snapshot_id),
+    );
+    o.insert(
+        key("sequence_number", "sequence-number"),
+        json!(s.sequence_number),
+    );
+    o.insert(key("timestamp_ms", "timestamp-ms"), json!(s.timestamp_ms));
+    o.insert(
+        "timestamp".into(),
+        json!(format_timestamp_ms(s.timestamp_ms)),
+    );
+    o.insert("operation".into(), json!(s.operation()));
+    match keys {
+        SnapshotKeys::Listing => {
+            let mut refs = m.refs_of(s.snapshot_id);
+            refs.sort_unstable();
+            o.insert("refs".into(), json!(refs));
+            o.insert("schema_id".into(), json!(s.schema_id));
+            o.insert("first_row_id".into(), json!(s.first_row_id));
+            o.insert("added_rows".into(), json!(s.added_rows));
+            o.insert("summary".into(), json!(s.summary));
+        }
+        SnapshotKeys::Spec => {
+            o.insert("summary".into(), json!(s.summary));
+            o.insert("first-row-id".into(), json!(s.first_row_id));
+            o.insert("added-rows".into(), json!(s.added_rows));
+        }
+    }
+    o
+}
+
+/// The snapshot list of `m` as JSON, with [`SnapshotKeys::Listing`]'s keys: `format_version`,
+/// `current_snapshot_id`, `refs` (name to `snapshot_id` and `type`, `branch` or `tag`) and
+/// `snapshots`, oldest first ([`TableMetadata::snapshots_in_order`]).
+pub fn snapshots_json(m: &TableMetadata) -> Map<String, Value> {
+    let snapshots: Vec<Value> = m
+        .snapshots_in_order()
+        .into_iter()
+        .map(|s| Value::Object(snapshot_json(m, s, SnapshotKeys::Listing)))
+        .collect();
+    let refs: Map<String, Value> = m
+        .refs
+        .iter()
+        .map(|(name, r)| {
+            let kind = match r.ref_type {
+                RefType::Branch => "branch",
+                RefType::Tag => "tag",
+            };
+            (
+                name.clone(),
+                json!({"snapshot_id": r.snapshot_id, "type": kind}),
+            )
+        })
+        .collect();
+    let mut o = Map::new();
+    o.insert("format_version".into(), json!(m.format_version));
+    o.insert("current_snapshot_id".into(), json!(m.current_snapshot_id));
+    o.insert("refs".into(), Value::Object(refs));
+    o.insert("snapshots".into(), Value::Array(snapshots));
+    o
 }
 
 #[cfg(test)]

@@ -11,7 +11,8 @@
 
 use chrono::{NaiveDate, NaiveDateTime, NaiveTime, Timelike};
 
-use super::parse::{CmpOp, ColumnRef, Expr, ExprError, Filter, TypedKeyword, ValueKind, ValueRef};
+use super::parse::{ColumnRef, Expr, ExprError, Filter, TypedKeyword, ValueKind, ValueRef};
+use super::predicate::CmpOp;
 use crate::spec::arrow_schema::{
     LAST_UPDATED_SEQ, LAST_UPDATED_SEQ_FIELD_ID, ROW_ID, ROW_ID_FIELD_ID,
 };

@@ -19,7 +19,7 @@ use arrow::datatypes::{DataType, Float64Type, TimeUnit};
 use arrow::error::ArrowError;
 
 use super::bind::{BoundExpr, BoundFilter};
-use super::parse::CmpOp;
+use super::predicate::CmpOp;
 use crate::spec::Literal;
 
 /// Evaluates `filter` over `columns` (one array per [`BoundFilter::columns`] entry, equal

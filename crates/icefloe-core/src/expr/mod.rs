@@ -11,8 +11,7 @@ pub mod predicate;
 pub use bind::{bind, BoundColumn, BoundExpr, BoundFilter};
 pub use parse::{parse, ExprError, Filter};
 
-use parse::CmpOp;
-use predicate::{CmpOp as PruneOp, Predicate};
+use predicate::{CmpOp, Predicate};
 
 /// The pruning predicates a bound filter implies: every row the filter keeps satisfies all of
 /// them. Parts that cannot be expressed (`!=`, `NOT IN`, lineage columns, an `OR` with such a
@@ -45,12 +44,13 @@ fn predicate(e: &BoundExpr, negated: bool, f: &BoundFilter) -> Option<Predicate>
     match (e, negated) {
         (BoundExpr::Cmp { column, op, value }, n) => {
             let op = match (op, n) {
-                (CmpOp::Eq, false) => PruneOp::Eq,
-                (CmpOp::Lt, false) | (CmpOp::GtEq, true) => PruneOp::Lt,
-                (CmpOp::LtEq, false) | (CmpOp::Gt, true) => PruneOp::LtEq,
-                (CmpOp::Gt, false) | (CmpOp::LtEq, true) => PruneOp::Gt,
-                (CmpOp::GtEq, false) | (CmpOp::Lt, true) => PruneOp::GtEq,
-                _ => return None,
+                (CmpOp::Eq, false) => CmpOp::Eq,
+                (CmpOp::Lt, false) | (CmpOp::GtEq, true) => CmpOp::Lt,
+                (CmpOp::LtEq, false) | (CmpOp::Gt, true) => CmpOp::LtEq,
+                (CmpOp::Gt, false) | (CmpOp::LtEq, true) => CmpOp::Gt,
+                (CmpOp::GtEq, false) | (CmpOp::Lt, true) => CmpOp::GtEq,
+                // `!=`, and `NOT =`: no pruning rule.
+                (CmpOp::NotEq, _) | (CmpOp::Eq, true) => return None,
             };
             Some(Predicate::Cmp {
                 field_id: field(column)?,
@@ -119,7 +119,7 @@ mod tests {
         predicates(&bind(&parse(text).unwrap(), &schema).unwrap())
     }
 
-    fn cmp(op: PruneOp, v: i64) -> Predicate {
+    fn cmp(op: CmpOp, v: i64) -> Predicate {
         Predicate::Cmp {
             field_id: 1,
             op,
@@ -129,28 +129,22 @@ mod tests {
 
     #[test]
     fn conjuncts_and_pushed_negations() {
-        assert_eq!(preds("a = 1 AND a != 2"), vec![cmp(PruneOp::Eq, 1)]);
+        assert_eq!(preds("a = 1 AND a != 2"), vec![cmp(CmpOp::Eq, 1)]);
         assert_eq!(
             preds("NOT (a < 1 OR a IS NULL)"),
-            vec![cmp(PruneOp::GtEq, 1), Predicate::IsNotNull { field_id: 1 }]
+            vec![cmp(CmpOp::GtEq, 1), Predicate::IsNotNull { field_id: 1 }]
         );
         assert_eq!(
             preds("a BETWEEN 1 AND 5"),
-            vec![cmp(PruneOp::GtEq, 1), cmp(PruneOp::LtEq, 5)]
+            vec![cmp(CmpOp::GtEq, 1), cmp(CmpOp::LtEq, 5)]
         );
         assert_eq!(
             preds("a NOT BETWEEN 1 AND 5"),
-            vec![Predicate::Or(vec![
-                cmp(PruneOp::Lt, 1),
-                cmp(PruneOp::Gt, 5)
-            ])]
+            vec![Predicate::Or(vec![cmp(CmpOp::Lt, 1), cmp(CmpOp::Gt, 5)])]
         );
         assert_eq!(
             preds("a = 1 OR a = 3"),
-            vec![Predicate::Or(vec![
-                cmp(PruneOp::Eq, 1),
-                cmp(PruneOp::Eq, 3)
-            ])]
+            vec![Predicate::Or(vec![cmp(CmpOp::Eq, 1), cmp(CmpOp::Eq, 3)])]
         );
         // One side of an OR cannot prune: the OR cannot.
         assert_eq!(preds("a = 1 OR a != 3"), vec![]);
@@ -159,10 +153,10 @@ mod tests {
         assert_eq!(
             preds("(a = 1 AND a != 2) OR a = 4"),
             vec![Predicate::Or(vec![
-                Predicate::And(vec![cmp(PruneOp::Eq, 1)]),
-                cmp(PruneOp::Eq, 4)
+                Predicate::And(vec![cmp(CmpOp::Eq, 1)]),
+                cmp(CmpOp::Eq, 4)
             ])]
         );
-        assert_eq!(preds("NOT NOT a > 2"), vec![cmp(PruneOp::Gt, 2)]);
+        assert_eq!(preds("NOT NOT a > 2"), vec![cmp(CmpOp::Gt, 2)]);
     }
 }

@@ -17,6 +17,8 @@
 
 use std::fmt;
 
+use super::predicate::CmpOp;
+
 /// A parse or binding error: what went wrong and where (a 0-based character offset into the
 /// expression text).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -53,30 +55,6 @@ impl ExprError {
             &line[..cut],
             &line[cut..]
         )
-    }
-}
-
-/// A comparison as written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CmpOp {
-    Eq,
-    NotEq,
-    Lt,
-    LtEq,
-    Gt,
-    GtEq,
-}
-
-impl CmpOp {
-    /// The operator with its operands swapped (`5 < x` is `x > 5`).
-    pub fn commute(self) -> CmpOp {
-        match self {
-            CmpOp::Lt => CmpOp::Gt,
-            CmpOp::LtEq => CmpOp::GtEq,
-            CmpOp::Gt => CmpOp::Lt,
-            CmpOp::GtEq => CmpOp::LtEq,
-            op => op,
-        }
     }
 }
 
@@ -209,15 +187,7 @@ impl Tok {
             Tok::Number(n) => n.clone(),
             Tok::Str(s) => format!("'{s}'"),
             Tok::Bytes(_) => "a byte string".into(),
-            Tok::Op(op) => match op {
-                CmpOp::Eq => "=",
-                CmpOp::NotEq => "!=",
-                CmpOp::Lt => "<",
-                CmpOp::LtEq => "<=",
-                CmpOp::Gt => ">",
-                CmpOp::GtEq => ">=",
-            }
-            .into(),
+            Tok::Op(op) => op.symbol().into(),
             Tok::LParen => "(".into(),
             Tok::RParen => ")".into(),
             Tok::Comma => ",".into(),

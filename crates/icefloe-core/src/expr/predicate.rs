@@ -5,11 +5,14 @@ use std::collections::HashMap;
 
 use crate::spec::{Literal, PrimitiveType};
 
-/// A comparison operator.
+/// A comparison operator, as a filter writes it and as pruning takes it. Pruning has no rule
+/// for `!=`: a predicate with it never prunes (and [`crate::expr::predicates`] makes none).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CmpOp {
     /// `=`
     Eq,
+    /// `!=` (also written `<>`)
+    NotEq,
     /// `<`
     Lt,
     /// `<=`
@@ -25,6 +28,7 @@ impl CmpOp {
     pub fn commute(self) -> CmpOp {
         match self {
             CmpOp::Eq => CmpOp::Eq,
+            CmpOp::NotEq => CmpOp::NotEq,
             CmpOp::Lt => CmpOp::Gt,
             CmpOp::LtEq => CmpOp::GtEq,
             CmpOp::Gt => CmpOp::Lt,
@@ -36,6 +40,7 @@ impl CmpOp {
     pub fn symbol(self) -> &'static str {
         match self {
             CmpOp::Eq => "=",
+            CmpOp::NotEq => "!=",
             CmpOp::Lt => "<",
             CmpOp::LtEq => "<=",
             CmpOp::Gt => ">",

@@ -345,12 +345,11 @@ impl ExpiryRun {
         let m = table.metadata();
         let settings = Settings::resolve(m, policy, over, table.metadata_file())?;
         let kept = kept_at(m, &settings, now_ms);
-        let mut expired: Vec<&crate::spec::Snapshot> = m
-            .snapshots
-            .iter()
+        let expired: Vec<&crate::spec::Snapshot> = m
+            .snapshots_in_order()
+            .into_iter()
             .filter(|s| !kept.snapshots.contains(&s.snapshot_id))
             .collect();
-        expired.sort_by_key(|s| (s.sequence_number, s.timestamp_ms));
         let all: HashSet<i64> = m.snapshots.iter().map(|s| s.snapshot_id).collect();
         let mut deleted: Vec<(FileKind, String)> = if expired.is_empty() {
             Vec::new()

@@ -52,9 +52,7 @@ impl ExpiryRun {
     /// still read, one item per instant they stop being readable.
     pub fn items(&self, m: &TableMetadata) -> Vec<RetentionItem> {
         let mut out = Vec::new();
-        let mut snaps: Vec<_> = m.snapshots.iter().collect();
-        snaps.sort_by_key(|s| (s.sequence_number, s.timestamp_ms));
-        for s in snaps {
+        for s in m.snapshots_in_order() {
             let kept = self.kept.snapshots.contains(&s.snapshot_id);
             out.push(RetentionItem {
                 item: "snapshot",

@@ -284,6 +284,17 @@ impl TableMetadata {
         self.snapshots.iter().find(|s| s.snapshot_id == id)
     }
 
+    /// Every snapshot, oldest first: by sequence number, then by timestamp (format v1 has no
+    /// sequence numbers: they are all 0, so by timestamp); snapshots equal in both keep their
+    /// order in the metadata's `snapshots` list. The order of every snapshot listing
+    /// (`icefloe snapshots`, the mount's `snapshots/` and `snapshots.csv`, the FDW's).
+    pub fn snapshots_in_order(&self) -> Vec<&Snapshot> {
+        let mut snaps: Vec<&Snapshot> = self.snapshots.iter().collect();
+        // Stable: ties keep the metadata's order.
+        snaps.sort_by_key(|s| (s.sequence_number, s.timestamp_ms));
+        snaps
+    }
+
     /// The current snapshot of `main`, if the table has any.
     pub fn current_snapshot(&self) -> Option<&Snapshot> {
         self.current_snapshot_id.and_then(|id| self.snapshot(id))

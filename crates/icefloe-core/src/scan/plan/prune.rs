@@ -168,6 +168,8 @@ impl Pruner {
                     CmpOp::LtEq => o != Ordering::Greater,
                     CmpOp::Gt => o == Ordering::Greater,
                     CmpOp::GtEq => o != Ordering::Less,
+                    // No rule for `!=`: undecided.
+                    CmpOp::NotEq => false,
                 },
                 None => false,
             },
@@ -235,6 +237,7 @@ impl Pruner {
                     .iter()
                     .any(|q| self.summary_eval(q, spec, summaries, types))
             }
+            p if unprunable(p) => return true,
             p => match p.field_id() {
                 Some(id) => id,
                 None => return true,
@@ -258,7 +261,7 @@ impl Pruner {
     /// Whether any row of a part of a file (a Parquet row group) may satisfy every predicate,
     /// given its column statistics by field id and its row count. Partition values are not
     /// looked at (the file as a whole was checked against them).
-    pub fn may_match_stats(&self, stats: &HashMap<i32, ColumnStats>, rows: u64) -> bool {
+    pub fn may_match_stats(&self, stats: &HashMap<i32, PartStats>, rows: u64) -> bool {
         let metrics = |id: i32, ty: &PrimitiveType| match stats.get(&id) {
             Some(c) => c.metrics(rows, ty),
             None => Metrics::default(),
@@ -295,6 +298,7 @@ impl Pruner {
         let id = match p {
             Predicate::And(ps) => return ps.iter().all(|q| self.eval(q, metrics, file)),
             Predicate::Or(ps) => return ps.iter().any(|q| self.eval(q, metrics, file)),
+            p if unprunable(p) => return true,
             p => match p.field_id() {
                 Some(id) => id,
                 None => return true,
@@ -324,16 +328,17 @@ impl Pruner {
     }
 }
 
-/// What the statistics of one column of a row group say (bounds already in the column's
-/// Iceberg type; `None` when unknown).
+/// What the statistics of one column of a part of a data file (a Parquet row group or page)
+/// say (bounds already in the column's Iceberg type; `None` when unknown). Not the table-wide
+/// [`crate::scan::column_stats::ColumnStats`] of a snapshot's live data files.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct ColumnStats {
+pub struct PartStats {
     pub lower: Option<Literal>,
     pub upper: Option<Literal>,
     pub null_count: Option<u64>,
 }
 
-impl ColumnStats {
+impl PartStats {
     fn metrics(&self, rows: u64, ty: &PrimitiveType) -> Metrics {
         let usable = |l: &Option<Literal>| l.clone().filter(|l| !is_nan(l));
         let is_float = matches!(ty, PrimitiveType::Float | PrimitiveType::Double);
@@ -476,7 +481,20 @@ fn cmp_may_match(
         CmpOp::LtEq => lo != Some(Ordering::Greater),
         CmpOp::Gt => nan_possible || (hi != Some(Ordering::Less) && hi != Some(Ordering::Equal)),
         CmpOp::GtEq => nan_possible || hi != Some(Ordering::Less),
+        CmpOp::NotEq => true,
     }
+}
+
+/// Whether `p` is a comparison pruning has no rule for (`!=`): any file may hold a row
+/// satisfying it, whatever its metadata says.
+fn unprunable(p: &Predicate) -> bool {
+    matches!(
+        p,
+        Predicate::Cmp {
+            op: CmpOp::NotEq,
+            ..
+        }
+    )
 }
 
 /// Whether rows of a file whose partition field (with `transform` over the predicate's column)
@@ -678,6 +696,7 @@ fn may_match_prefix(p: &Predicate, value: &Literal, w: usize) -> bool {
                 // Values with the prefix reach above x iff x starts with the prefix (longer
                 // values follow it) or the prefix is already above x.
                 CmpOp::Gt | CmpOp::GtEq => x.starts_with(prefix) || prefix > x.as_slice(),
+                CmpOp::NotEq => true,
             }
         }
         Predicate::In { values, .. } => values.iter().any(fits),

@@ -11,19 +11,19 @@ use parquet::file::page_index::column_index::ColumnIndexMetaData;
 use parquet::file::statistics::Statistics;
 use parquet::schema::types::ColumnDescriptor;
 
-use crate::scan::plan::prune::{ColumnStats, Pruner};
+use crate::scan::plan::prune::{PartStats, Pruner};
 use crate::spec::PrimitiveType;
 
 /// One column's pages in a row group: `(first row, rows, statistics)`, rows relative to the
 /// row group.
-type Pages = Vec<(u64, u64, ColumnStats)>;
+type Pages = Vec<(u64, u64, PartStats)>;
 
 /// A filter column: its field id, Parquet leaf index and Iceberg type.
 pub type FilterLeaf = (i32, usize, PrimitiveType);
 
 /// How a row group column's statistics become bounds of an Iceberg type (the row-group rule,
 /// reused for pages).
-pub type ToStats<'a> = &'a dyn Fn(&Statistics, &ColumnDescriptor, &PrimitiveType) -> ColumnStats;
+pub type ToStats<'a> = &'a dyn Fn(&Statistics, &ColumnDescriptor, &PrimitiveType) -> PartStats;
 
 /// One page's statistics in the form of a column chunk's, so that the same conversion to
 /// Iceberg bounds applies; `None` for physical types the column index gives no usable bounds
@@ -107,7 +107,7 @@ fn column_pages(
             return None; // an offset index that does not describe the row group
         }
         let stats = if ci.is_null_page(i) {
-            ColumnStats {
+            PartStats {
                 lower: None,
                 upper: None,
                 null_count: Some(end - start),
@@ -157,7 +157,7 @@ pub fn skipped_pages(
         for w in bounds.windows(2) {
             let (lo, hi) = (w[0], w[1]);
             let piece = hi - lo;
-            let stats: HashMap<i32, ColumnStats> = columns
+            let stats: HashMap<i32, PartStats> = columns
                 .iter()
                 .filter_map(|(id, pages)| {
                     let p = pages.iter().find(|p| p.0 <= lo && lo < p.0 + p.1)?;
@@ -170,7 +170,7 @@ pub fn skipped_pages(
                     };
                     Some((
                         *id,
-                        ColumnStats {
+                        PartStats {
                             null_count,
                             ..p.2.clone()
                         },

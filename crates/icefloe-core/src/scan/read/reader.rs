@@ -21,7 +21,7 @@ use super::page_index::FilterLeaf;
 use crate::delete::equality::{key_columns, EqualityDeleteSet};
 use crate::io::file::FileReader;
 use crate::scan::deletes::{deleted_positions, load_equality_set};
-use crate::scan::plan::prune::{ColumnStats, Pruner};
+use crate::scan::plan::prune::{PartStats, Pruner};
 use crate::scan::plan::task::FileScanTask;
 use crate::spec::arrow_schema::{type_to_arrow, LAST_UPDATED_SEQ_FIELD_ID, ROW_ID_FIELD_ID};
 use crate::spec::field_lookup::find_field;
@@ -533,7 +533,7 @@ fn skipped_row_groups(
     let mut start = 0u64;
     for rg in meta.row_groups() {
         let rows = rg.num_rows().max(0) as u64;
-        let stats: HashMap<i32, ColumnStats> = leaves
+        let stats: HashMap<i32, PartStats> = leaves
             .iter()
             .filter_map(|(id, leaf, ty)| {
                 let col = rg.column(*leaf);
@@ -579,7 +579,7 @@ fn column_stats(
     stats: &ParquetStatistics,
     descr: &parquet::schema::types::ColumnDescriptor,
     ty: &PrimitiveType,
-) -> ColumnStats {
+) -> PartStats {
     use parquet::basic::ConvertedType;
     use Literal as L;
     use ParquetStatistics as S;
@@ -611,7 +611,7 @@ fn column_stats(
         (S::ByteArray(v), P::String) if !stats.is_min_max_deprecated() => pair(v, text),
         _ => (None, None),
     };
-    ColumnStats {
+    PartStats {
         lower,
         upper,
         null_count: stats.null_count_opt(),

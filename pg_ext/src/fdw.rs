@@ -14,6 +14,7 @@ use futures::stream::BoxStream;
 use futures::StreamExt;
 use icefloe_core::catalog::{Catalog, TablePath, Warehouse};
 use icefloe_core::scan::arrow_schema::{LAST_UPDATED_SEQ, ROW_ID};
+use icefloe_core::scan::estimate_rows::live_rows_from_summary;
 use icefloe_core::scan::metadata_columns::METADATA_COLUMNS;
 use icefloe_core::scan::prune::{PruneStats, Pruner};
 use icefloe_core::scan::split::TaskSplit;
@@ -271,18 +272,12 @@ unsafe extern "C-unwind" fn get_foreign_rel_size(
     );
     pg_sys::RelationClose(rel);
     let prepared = prepared.or_report();
-    // Live rows: records minus position deletes (deletion vectors included) and equality
-    // deletes (an upper bound of the rows they remove).
+    // Live rows estimated from the snapshot summary (the core's rule).
     let total = prepared
         .snapshot
         .as_ref()
-        .and_then(|s| {
-            let records = s.summary_i64("total-records")?;
-            let deleted = s.summary_i64("total-position-deletes").unwrap_or(0)
-                + s.summary_i64("total-equality-deletes").unwrap_or(0);
-            Some((records - deleted).max(0) as f64)
-        })
-        .unwrap_or(1000.0);
+        .and_then(live_rows_from_summary)
+        .map_or(1000.0, |rows| rows as f64);
     (*baserel).tuples = total;
     // Pages of data, for the planner's choice of parallel workers.
     let bytes = prepared

@@ -27,7 +27,7 @@ pub mod read;
 pub mod resume;
 pub mod sample;
 
-pub use plan::{column_stats, live_count, partition_dirs, prune, split, task};
+pub use plan::{column_stats, estimate_rows, live_count, partition_dirs, prune, split, task};
 pub use read::{adapt, filter, lineage, metadata_columns, page_index};
 
 use std::collections::HashMap;

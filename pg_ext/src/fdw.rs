@@ -13,9 +13,9 @@ use arrow::record_batch::RecordBatch;
 use futures::stream::BoxStream;
 use futures::StreamExt;
 use icefloe_core::catalog::{Catalog, TablePath, Warehouse};
-use icefloe_core::scan::arrow_schema::{LAST_UPDATED_SEQ, ROW_ID};
+use icefloe_core::scan::column_source::ColumnSource;
 use icefloe_core::scan::estimate_rows::live_rows_from_summary;
-use icefloe_core::scan::metadata_columns::METADATA_COLUMNS;
+use icefloe_core::scan::projection::Projection;
 use icefloe_core::scan::prune::{PruneStats, Pruner};
 use icefloe_core::scan::split::TaskSplit;
 use icefloe_core::spec::{Snapshot, Type};
@@ -850,16 +850,6 @@ unsafe fn used_attnums(plan: *mut pg_sys::ForeignScan) -> Option<Vec<i32>> {
     Some(out)
 }
 
-/// Where a foreign table column's values come from.
-enum Source {
-    Lineage(usize),
-    Column(String),
-    /// The column exists in another schema of the table but not in the snapshot read: it
-    /// reads as the field's `initial-default` (as Iceberg projects a field onto data written
-    /// without it), else NULL.
-    Absent,
-}
-
 /// A foreign table prepared for reading one snapshot: checked column plans and what
 /// conditions can be pushed.
 struct Prepared {
@@ -907,18 +897,10 @@ unsafe fn prepare(
         .as_ref()
         .map(|s| format!("snapshot {}", s.snapshot_id))
         .unwrap_or_else(|| "the table (no snapshot)".into());
-    // The newest field of that name in any schema of the table.
-    let field_anywhere = |name: &str| {
-        table
-            .metadata()
-            .schemas
-            .iter()
-            .rev()
-            .find_map(|s| s.column(name).cloned())
-    };
 
-    // Resolve every used column to a source.
-    let mut sources: Vec<(usize, Source)> = Vec::new();
+    // Resolve every used column to its source (the core's rules: lineage, a column of the
+    // schema read, a metadata column, or a field absent from that schema).
+    let mut sources: Vec<(usize, ColumnSource)> = Vec::new();
     let mut constants = Vec::new();
     for i in 0..natts {
         let Some(att) = tupdesc.get(i) else { continue };
@@ -935,54 +917,7 @@ unsafe fn prepare(
         let name = options::get(&colopts, "column_name")
             .map(str::to_string)
             .unwrap_or_else(|| att.name().to_string());
-        let not_null = |why: String| FdwError::NotNull {
-            column: att.name().to_string(),
-            relation: relname.clone(),
-            reason: why,
-        };
-        let source = if name == ROW_ID || name == LAST_UPDATED_SEQ {
-            if att.attnotnull {
-                return Err(not_null(format!(
-                    "{name} is NULL for rows written before the table had row lineage"
-                )));
-            }
-            Source::Lineage(if name == ROW_ID { 0 } else { 1 })
-        } else if let Some(f) = schema.column(&name) {
-            if att.attnotnull && !f.required {
-                return Err(not_null(format!(
-                    "the Iceberg column {name} is optional in {snapshot_text}"
-                )));
-            }
-            Source::Column(name)
-        } else if METADATA_COLUMNS.contains(&name.as_str()) {
-            // `_file`, `_pos`, `_spec_id`, `_partition` (the core's metadata columns).
-            if att.attnotnull && name == "_partition" {
-                return Err(not_null(format!(
-                    "{name} is NULL for files of unpartitioned specs"
-                )));
-            }
-            Source::Column(name)
-        } else if let Some(f) = field_anywhere(&name) {
-            let datum = match &f.initial_default {
-                Some(l) => Some(absent_value(l, &f.field_type, att).ok_or_else(|| {
-                    FdwError::Internal(format!(
-                        "cannot read the initial-default of {name} as {}",
-                        pgutil::format_type(att.type_oid().value(), att.type_mod())
-                    ))
-                })?),
-                None => None,
-            };
-            match datum {
-                Some(d) => constants.push((i, d)),
-                None if att.attnotnull => {
-                    return Err(not_null(format!(
-                        "{snapshot_text} has no column {name} and it has no initial-default"
-                    )))
-                }
-                None => {}
-            }
-            Source::Absent
-        } else {
+        let Some(source) = ColumnSource::resolve(table.metadata(), &schema, &name) else {
             return Err(FdwError::NoSuchColumn {
                 column: name,
                 relation: relname,
@@ -994,37 +929,56 @@ unsafe fn prepare(
                     .join(", "),
             });
         };
-        sources.push((i, source));
-    }
-    let lineage = sources.iter().any(|(_, s)| matches!(s, Source::Lineage(_)));
-    let mut columns: Vec<String> = Vec::new();
-    for (_, s) in &sources {
-        if let Source::Column(n) = s {
-            if !columns.contains(n) {
-                columns.push(n.clone());
+        if att.attnotnull && source.may_read_null() {
+            return Err(FdwError::NotNull {
+                column: att.name().to_string(),
+                relation: relname.clone(),
+                reason: match &source {
+                    ColumnSource::Lineage(_) => format!(
+                        "{name} is NULL for rows written before the table had row lineage"
+                    ),
+                    ColumnSource::Field(_) => {
+                        format!("the Iceberg column {name} is optional in {snapshot_text}")
+                    }
+                    ColumnSource::Metadata(_) => {
+                        format!("{name} is NULL for files of unpartitioned specs")
+                    }
+                    ColumnSource::Absent(_) => format!(
+                        "{snapshot_text} has no column {name} and it has no initial-default"
+                    ),
+                },
+            });
+        }
+        // An absent field reads as a constant: its initial-default, else NULL.
+        if let ColumnSource::Absent(f) = &source {
+            if let Some(l) = &f.initial_default {
+                let datum = absent_value(l, &f.field_type, att).ok_or_else(|| {
+                    FdwError::Internal(format!(
+                        "cannot read the initial-default of {name} as {}",
+                        pgutil::format_type(att.type_oid().value(), att.type_mod())
+                    ))
+                })?;
+                constants.push((i, datum));
             }
         }
+        sources.push((i, source));
     }
-    let mut builder = Scan::builder()
-        .snapshot(resolved.selector.clone())
-        .columns(columns.clone())
-        .lineage(lineage);
+    let projection = Projection::new(sources.iter().map(|(_, s)| s));
+    let mut builder = projection.apply(Scan::builder().snapshot(resolved.selector.clone()));
     if let Some(n) = crate::settings::scan_concurrency() {
         builder = builder.concurrency(n);
     }
     let scan = builder.clone().build(&table)?;
     let arrow_schema = scan.schema();
-    let offset = if lineage { 2 } else { 0 };
 
     // Column plans: how each used column's values become Datums.
     let mut plans = Vec::new();
     let mut push_columns: HashMap<i16, PushColumn> = HashMap::new();
     for (i, source) in &sources {
         let Some(att) = tupdesc.get(*i) else { continue };
-        let batch_index = match source {
-            Source::Lineage(k) => *k,
-            Source::Column(n) => offset + columns.iter().position(|c| c == n).unwrap_or(0),
-            Source::Absent => continue,
+        let Some(batch_index) = projection.batch_index(source) else {
+            // Absent: a constant, or NULL.
+            continue;
         };
         let field = arrow_schema.fields()[batch_index].clone();
         let kind = plan_kind(&field, att.type_oid().value(), att.type_mod()).ok_or_else(|| {
@@ -1033,10 +987,8 @@ unsafe fn prepare(
                 relation: relname.clone(),
                 declared: pgutil::format_type(att.type_oid().value(), att.type_mod()),
                 iceberg: match source {
-                    Source::Column(n) => schema
-                        .column(n)
-                        .map(|f| f.field_type.to_string())
-                        .unwrap_or_default(),
+                    ColumnSource::Field(f) => f.field_type.to_string(),
+                    ColumnSource::Metadata(_) => String::new(),
                     _ => "long".into(),
                 },
                 expected: pgutil::format_type(
@@ -1045,24 +997,22 @@ unsafe fn prepare(
                 ),
             }
         })?;
-        if let Source::Column(n) = source {
-            if let Some(f) = schema.column(n) {
-                if let Type::Primitive(p) = &f.field_type {
-                    let pushable = !matches!(
-                        p,
-                        icefloe_core::spec::PrimitiveType::TimestampNs
-                            | icefloe_core::spec::PrimitiveType::TimestamptzNs
-                    ) && !matches!(kind, Kind::Json(_) | Kind::Null);
-                    if pushable {
-                        push_columns.insert(
-                            (*i + 1) as i16,
-                            PushColumn {
-                                field_id: f.id,
-                                name: n.clone(),
-                                ty: p.clone(),
-                            },
-                        );
-                    }
+        if let ColumnSource::Field(f) = source {
+            if let Type::Primitive(p) = &f.field_type {
+                let pushable = !matches!(
+                    p,
+                    icefloe_core::spec::PrimitiveType::TimestampNs
+                        | icefloe_core::spec::PrimitiveType::TimestamptzNs
+                ) && !matches!(kind, Kind::Json(_) | Kind::Null);
+                if pushable {
+                    push_columns.insert(
+                        (*i + 1) as i16,
+                        PushColumn {
+                            field_id: f.id,
+                            name: f.name.clone(),
+                            ty: p.clone(),
+                        },
+                    );
                 }
             }
         }

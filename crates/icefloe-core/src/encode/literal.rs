@@ -109,7 +109,10 @@ mod tests {
             json(&Literal::Binary(vec![0x00, 0xff]), &p(P::Binary)),
             r#""00ff""#
         );
-        assert_eq!(json(&Literal::String("a\"b".into()), &p(P::String)), r#""a\"b""#);
+        assert_eq!(
+            json(&Literal::String("a\"b".into()), &p(P::String)),
+            r#""a\"b""#
+        );
     }
 
     #[test]

@@ -156,7 +156,9 @@ mod tests {
         );
         assert_eq!(
             resolve("_last_updated_sequence_number"),
-            Some(ColumnSource::Lineage(LineageColumn::LastUpdatedSequenceNumber))
+            Some(ColumnSource::Lineage(
+                LineageColumn::LastUpdatedSequenceNumber
+            ))
         );
         let Some(ColumnSource::Field(name)) = resolve("name") else {
             panic!("name is a column of schema 0");

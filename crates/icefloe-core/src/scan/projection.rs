@@ -81,7 +81,13 @@ mod tests {
         let file = ColumnSource::Metadata(field(2147483646, "_file"));
         let seq = ColumnSource::Lineage(LineageColumn::LastUpdatedSequenceNumber);
         let absent = ColumnSource::Absent(field(9, "added"));
-        let sources = [name.clone(), seq.clone(), absent.clone(), file.clone(), name.clone()];
+        let sources = [
+            name.clone(),
+            seq.clone(),
+            absent.clone(),
+            file.clone(),
+            name.clone(),
+        ];
         let p = Projection::new(&sources);
         assert_eq!(p.columns(), ["name", "_file"]);
         assert!(p.lineage());

@@ -254,36 +254,7 @@ fn default_sql(l: &Literal, ty: &Type) -> Option<String> {
         }
         (Literal::String(s), _) => cast(s.clone(), "text"),
         (Literal::Uuid(_), _) => cast(literal_to_json(l, ty).ok()?.as_str()?.to_string(), "uuid"),
-        (Literal::Binary(b), _) => cast(bytea_text(b), "bytea"),
+        (Literal::Binary(b), _) => cast(pgutil::bytea_text(b), "bytea"),
         _ => return None,
-    })
-}
-
-/// Bytes in the hex form of bytea's input (`\x` then two lowercase digits per byte).
-fn bytea_text(b: &[u8]) -> String {
-    let mut out = b"\\x".to_vec();
-    icefloe_core::encode::format::push_hex(&mut out, b);
-    String::from_utf8(out).expect("hex digits are ASCII")
-}
-
-/// A default value as the text the input function of its column's type reads; `None` for
-/// values without one.
-pub(crate) fn literal_text(l: &Literal, ty: &Type) -> Option<String> {
-    if let (Literal::Binary(b), _) = (l, ty) {
-        return Some(bytea_text(b));
-    }
-    let j = literal_to_json(l, ty).ok()?;
-    Some(match (&j, ty) {
-        (serde_json::Value::String(s), Type::Primitive(p)) => match p {
-            PrimitiveType::Date
-            | PrimitiveType::Time
-            | PrimitiveType::Timestamp
-            | PrimitiveType::Timestamptz
-            | PrimitiveType::TimestampNs
-            | PrimitiveType::TimestamptzNs => s.replace('T', " "),
-            PrimitiveType::Binary | PrimitiveType::Fixed(_) => return None,
-            _ => s.clone(),
-        },
-        _ => j.to_string(),
     })
 }

@@ -9,6 +9,7 @@ use std::ffi::{CStr, CString};
 use std::sync::Arc;
 
 use icefloe_core::catalog::{Catalog, Warehouse};
+use icefloe_core::encode::literal::literal_to_json;
 use icefloe_core::scan::arrow_schema::{field_to_arrow, LAST_UPDATED_SEQ, ROW_ID};
 use icefloe_core::spec::{Literal, NestedField, PrimitiveType, Type};
 use pgrx::pg_sys;
@@ -223,7 +224,7 @@ fn default_sql(l: &Literal, ty: &Type) -> Option<String> {
     let Type::Primitive(p) = ty else {
         return Some(format!(
             "{}::jsonb",
-            quote_literal(&literal_json(l, ty)?.to_string())
+            quote_literal(&literal_to_json(l, ty).ok()?.to_string())
         ));
     };
     use PrimitiveType as P;
@@ -241,7 +242,7 @@ fn default_sql(l: &Literal, ty: &Type) -> Option<String> {
             cast(s, &format!("numeric({precision},{scale})"))
         }
         (Literal::Date(_) | Literal::Time(_) | Literal::Timestamp(_), _) => {
-            let text = literal_json(l, ty)?;
+            let text = literal_to_json(l, ty).ok()?;
             let text = text.as_str()?.replace('T', " ");
             let pg = match p {
                 P::Date => "date",
@@ -252,134 +253,8 @@ fn default_sql(l: &Literal, ty: &Type) -> Option<String> {
             cast(text, pg)
         }
         (Literal::String(s), _) => cast(s.clone(), "text"),
-        (Literal::Uuid(_), _) => cast(literal_json(l, ty)?.as_str()?.to_string(), "uuid"),
-        (Literal::Binary(b), _) => cast(format!("\\x{}", hex(b)), "bytea"),
-        _ => return None,
-    })
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-/// A default value as the text the input function of its column's type reads; `None` for
-/// values without one.
-pub(crate) fn literal_text(l: &Literal, ty: &Type) -> Option<String> {
-    if let (Literal::Binary(b), _) = (l, ty) {
-        return Some(format!("\\x{}", hex(b)));
-    }
-    let j = literal_json(l, ty)?;
-    Some(match (&j, ty) {
-        (serde_json::Value::String(s), Type::Primitive(p)) => match p {
-            PrimitiveType::Date
-            | PrimitiveType::Time
-            | PrimitiveType::Timestamp
-            | PrimitiveType::Timestamptz
-            | PrimitiveType::TimestampNs
-            | PrimitiveType::TimestamptzNs => s.replace('T', " "),
-            PrimitiveType::Binary | PrimitiveType::Fixed(_) => return None,
-            _ => s.clone(),
-        },
-        _ => j.to_string(),
-    })
-}
-
-/// A default value in the JSON encoding the scan uses for the same type.
-fn literal_json(l: &Literal, ty: &Type) -> Option<serde_json::Value> {
-    use serde_json::Value as J;
-    Some(match (l, ty) {
-        (Literal::Struct(fields), Type::Struct(st)) => {
-            let mut o = serde_json::Map::new();
-            for f in &st.fields {
-                let v = fields
-                    .iter()
-                    .find(|(id, _)| *id == f.id)
-                    .and_then(|(_, v)| v.as_ref());
-                o.insert(
-                    f.name.clone(),
-                    match v {
-                        Some(v) => literal_json(v, &f.field_type)?,
-                        None => J::Null,
-                    },
-                );
-            }
-            J::Object(o)
-        }
-        (Literal::List(items), Type::List(lt)) => J::Array(
-            items
-                .iter()
-                .map(|i| match i {
-                    Some(v) => literal_json(v, &lt.element),
-                    None => Some(J::Null),
-                })
-                .collect::<Option<_>>()?,
-        ),
-        (Literal::Map(entries), Type::Map(mt)) => J::Array(
-            entries
-                .iter()
-                .map(|(k, v)| {
-                    let mut o = serde_json::Map::new();
-                    o.insert("key".into(), literal_json(k, &mt.key)?);
-                    o.insert(
-                        "value".into(),
-                        match v {
-                            Some(v) => literal_json(v, &mt.value)?,
-                            None => J::Null,
-                        },
-                    );
-                    Some(J::Object(o))
-                })
-                .collect::<Option<_>>()?,
-        ),
-        (_, Type::Primitive(p)) => {
-            // Encode through a one-value Arrow array so the text matches the scan's encoding.
-            let arrow = icefloe_core::scan::arrow_schema::primitive_to_arrow(p);
-            let array = literal_array(l, &arrow)?;
-            let field = field_to_arrow(&NestedField {
-                id: 0,
-                name: "v".into(),
-                required: false,
-                field_type: ty.clone(),
-                doc: None,
-                initial_default: None,
-                write_default: None,
-            });
-            let s = icefloe_core::encode::value::value_to_json(array.as_ref(), &field, 0).ok()?;
-            serde_json::from_str(&s).ok()?
-        }
-        _ => return None,
-    })
-}
-
-/// A one-element Arrow array holding a primitive literal.
-fn literal_array(l: &Literal, dt: &arrow::datatypes::DataType) -> Option<arrow::array::ArrayRef> {
-    use arrow::array::*;
-    use arrow::datatypes::DataType as D;
-    use std::sync::Arc;
-    Some(match (l, dt) {
-        (Literal::Date(d), D::Date32) => Arc::new(Date32Array::from(vec![*d])),
-        (Literal::Time(t), D::Time64(_)) => Arc::new(Time64MicrosecondArray::from(vec![*t])),
-        (Literal::Timestamp(t), D::Timestamp(arrow::datatypes::TimeUnit::Nanosecond, tz)) => {
-            Arc::new(TimestampNanosecondArray::from(vec![*t]).with_timezone_opt(tz.clone()))
-        }
-        (Literal::Timestamp(t), D::Timestamp(_, tz)) => {
-            Arc::new(TimestampMicrosecondArray::from(vec![*t]).with_timezone_opt(tz.clone()))
-        }
-        (Literal::Uuid(u), D::FixedSizeBinary(16)) => {
-            Arc::new(FixedSizeBinaryArray::try_from_iter(std::iter::once(u.to_vec())).ok()?)
-        }
-        (Literal::Boolean(b), _) => Arc::new(BooleanArray::from(vec![*b])),
-        (Literal::Int(v), _) => Arc::new(Int32Array::from(vec![*v])),
-        (Literal::Long(v), _) => Arc::new(Int64Array::from(vec![*v])),
-        (Literal::Float(v), _) => Arc::new(Float32Array::from(vec![*v])),
-        (Literal::Double(v), _) => Arc::new(Float64Array::from(vec![*v])),
-        (Literal::String(s), _) => Arc::new(StringArray::from(vec![s.as_str()])),
-        (Literal::Binary(b), _) => Arc::new(BinaryArray::from(vec![b.as_slice()])),
-        (Literal::Decimal(v), D::Decimal128(p, s)) => Arc::new(
-            Decimal128Array::from(vec![*v])
-                .with_precision_and_scale(*p, *s)
-                .ok()?,
-        ),
+        (Literal::Uuid(_), _) => cast(literal_to_json(l, ty).ok()?.as_str()?.to_string(), "uuid"),
+        (Literal::Binary(b), _) => cast(pgutil::bytea_text(b), "bytea"),
         _ => return None,
     })
 }

@@ -145,6 +145,13 @@ pub fn bytea_datum(bytes: &[u8]) -> Datum {
     }
 }
 
+/// Bytes in the hex form of bytea's input (`\x` then two lowercase digits per byte).
+pub fn bytea_text(b: &[u8]) -> String {
+    let mut out = b"\\x".to_vec();
+    icefloe_core::encode::format::push_hex(&mut out, b);
+    String::from_utf8(out).expect("hex digits are ASCII")
+}
+
 /// A `uuid` Datum (16 bytes, by reference).
 pub fn uuid_datum(bytes: &[u8]) -> Datum {
     // SAFETY: palloc'd 16 bytes, fully written.

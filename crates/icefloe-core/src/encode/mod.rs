@@ -2,7 +2,8 @@
 //!
 //! One encoding of values for everything ([`value`], built on [`format`]), so the same value never
 //! prints two ways: JSON Lines writes it as JSON, CSV as the same text without JSON quoting at the
-//! top level. Variant columns are decoded by [`variant`].
+//! top level. Variant columns are decoded by [`variant`]; a single default value is encoded by
+//! [`literal`] the way a scan encodes values of its type.
 //!
 //! Writers share one shape: `new(w, &schema)`, `write_batch(&batch)` any number of times, then
 //! `finish()` to flush and get the underlying writer back. Every failure is
@@ -12,6 +13,7 @@ pub mod csv;
 pub mod format;
 pub mod jsonl;
 pub mod length;
+pub mod literal;
 pub mod parquet;
 pub mod value;
 pub mod variant;

@@ -10,6 +10,9 @@
 //!   filter, page index, metadata columns, lineage).
 //!
 //! This module holds the [`Scan`] and its [`ScanBuilder`], which tie the two together, and
+//! the modules that resolve a front-end's columns for a `Scan`: [`column_source`] (a named
+//! column: lineage, field, metadata column, or a field absent from the schema read) and
+//! [`projection`] (what the scan reads for them and where each sits in its batches); and
 //! the modules that add methods to a `Scan` and so need both halves: [`estimate`] (rows to
 //! decode), [`positions`] (chosen rows of a task), [`resume`] (reading from a batch's restart
 //! point), [`sample`] (ANALYZE's sample), [`preload`] (every delete file up front) and
@@ -19,17 +22,19 @@
 //! `scan::prune`, `scan::resume`, ...); `scan::plan` and `scan::read` keep the items of the
 //! old `plan` and `read` modules.
 
+pub mod column_source;
 pub mod deletes;
 pub mod estimate;
 pub mod parquet_view;
 pub mod plan;
 pub mod positions;
 pub mod preload;
+pub mod projection;
 pub mod read;
 pub mod resume;
 pub mod sample;
 
-pub use plan::{column_stats, live_count, partition_dirs, prune, split, task};
+pub use plan::{column_stats, estimate_rows, live_count, partition_dirs, prune, split, task};
 pub use read::{adapt, filter, lineage, metadata_columns, page_index};
 
 use std::collections::HashMap;

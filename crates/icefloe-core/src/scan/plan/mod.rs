@@ -11,6 +11,7 @@
 //! - [`prune`]: drops manifests, data files and row groups that a predicate rules out.
 //! - [`split`]: a task cut into row-group ranges for parallel readers.
 //! - [`live_count`]: live rows of a snapshot from the plan alone, where it can be known.
+//! - [`estimate_rows`]: live rows of a snapshot estimated from its summary, before planning.
 //! - [`partition_dirs`]: Hive-style partition directories grouped from the plan.
 //! - [`column_stats`]: per-column statistics from manifest metrics, for ANALYZE.
 //!
@@ -19,6 +20,7 @@
 //! it: it needs both halves.
 
 pub mod column_stats;
+pub mod estimate_rows;
 pub mod live_count;
 pub mod partition_dirs;
 pub mod planner;

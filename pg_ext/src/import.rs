@@ -253,20 +253,16 @@ fn default_sql(l: &Literal, ty: &Type) -> Option<String> {
         }
         (Literal::String(s), _) => cast(s.clone(), "text"),
         (Literal::Uuid(_), _) => cast(literal_json(l, ty)?.as_str()?.to_string(), "uuid"),
-        (Literal::Binary(b), _) => cast(format!("\\x{}", hex(b)), "bytea"),
+        (Literal::Binary(b), _) => cast(format!("\\x{}", hex::encode(b)), "bytea"),
         _ => return None,
     })
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 /// A default value as the text the input function of its column's type reads; `None` for
 /// values without one.
 pub(crate) fn literal_text(l: &Literal, ty: &Type) -> Option<String> {
     if let (Literal::Binary(b), _) = (l, ty) {
-        return Some(format!("\\x{}", hex(b)));
+        return Some(format!("\\x{}", hex::encode(b)));
     }
     let j = literal_json(l, ty)?;
     Some(match (&j, ty) {

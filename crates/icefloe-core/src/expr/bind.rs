@@ -360,7 +360,7 @@ pub fn to_literal(v: &ValueKind, ty: &PrimitiveType) -> Result<Literal, String> 
             _ => Err(format!("{shown} is not a string: quote it")),
         },
         P::Uuid => match v {
-            ValueKind::String(s) => parse_uuid(s)
+            ValueKind::String(s) => crate::spec::literal::parse_uuid(s.trim())
                 .map(Literal::Uuid)
                 .ok_or_else(|| format!("{shown} is not a UUID")),
             _ => Err(wrong()),
@@ -388,14 +388,6 @@ fn parse_float(s: &str) -> Option<f64> {
         _ if t.chars().all(|c| c.is_ascii_digit() || "+-.eE".contains(c)) => t.parse().ok(),
         _ => None,
     }
-}
-
-fn parse_uuid(s: &str) -> Option<[u8; 16]> {
-    let hex: String = s.trim().chars().filter(|c| *c != '-').collect();
-    if hex.len() != 32 {
-        return None;
-    }
-    crate::spec::literal::decode_hex(&hex)?.try_into().ok()
 }
 
 #[cfg(test)]

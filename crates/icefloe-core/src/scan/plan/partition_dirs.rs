@@ -201,18 +201,8 @@ fn value_string(ty: &PrimitiveType, v: &Literal) -> String {
         (PrimitiveType::TimestampNs, Literal::Timestamp(n)) => ts(*n, 1_000_000_000, false),
         (_, Literal::Timestamp(n)) => ts(*n, 1_000_000, false),
         (_, Literal::String(s)) => s.clone(),
-        (_, Literal::Uuid(u)) => {
-            let h: String = u.iter().map(|b| format!("{b:02x}")).collect();
-            format!(
-                "{}-{}-{}-{}-{}",
-                &h[..8],
-                &h[8..12],
-                &h[12..16],
-                &h[16..20],
-                &h[20..]
-            )
-        }
-        (_, Literal::Binary(b)) => b.iter().map(|b| format!("{b:02x}")).collect(),
+        (_, Literal::Uuid(u)) => uuid::Uuid::from_bytes(*u).hyphenated().to_string(),
+        (_, Literal::Binary(b)) => hex::encode(b),
         (_, other) => format!("{other:?}"),
     }
 }

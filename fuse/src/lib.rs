@@ -45,7 +45,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fuser::{Config, MountOption, Session, SessionACL};
+use icefloe_core::encode::percent::escape_ascii;
 use icefloe_core::io::StorageConfig;
+use percent_encoding::AsciiSet;
 
 pub use error::{FuseError, Result};
 pub use fs::{IcefloeFs, MountFs};
@@ -198,16 +200,8 @@ pub fn mount_catalog(
 /// another option and a `\` escapes the next byte: both are percent-encoded, and `%` too so the
 /// name still says which source it was.
 pub fn fsname(source: &str) -> String {
-    let mut name = String::from("icefloe:");
-    for c in source.chars() {
-        match c {
-            ',' => name.push_str("%2C"),
-            '\\' => name.push_str("%5C"),
-            '%' => name.push_str("%25"),
-            c => name.push(c),
-        }
-    }
-    name
+    const ESCAPED: &AsciiSet = &AsciiSet::EMPTY.add(b',').add(b'\\').add(b'%');
+    format!("icefloe:{}", escape_ascii(source, ESCAPED))
 }
 
 /// The on-disk index of `opts` (none, with a warning, when there is no usable directory).
@@ -324,5 +318,15 @@ mod tests {
             fsname("/w/a,allow_other\\,dev%/t"),
             "icefloe:/w/a%2Callow_other%5C%2Cdev%25/t"
         );
+        // What the hand-written escaper wrote before the percent-encoding crate did it.
+        for (source, name) in [
+            ("", "icefloe:"),
+            (" a b", "icefloe: a b"),
+            ("%25", "icefloe:%2525"),
+            ("/w/日本 é/t", "icefloe:/w/日本 é/t"),
+            ("a\u{1f}.b=c", "icefloe:a\u{1f}.b=c"),
+        ] {
+            assert_eq!(fsname(source), name, "{source:?}");
+        }
     }
 }

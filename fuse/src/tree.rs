@@ -24,9 +24,11 @@
 
 use std::collections::BTreeMap;
 
+use icefloe_core::encode::percent::escape_ascii;
 use icefloe_core::encode::Encoding;
 use icefloe_core::history::range::commits_between;
 use icefloe_core::scan::partition_dirs::list_level;
+use percent_encoding::AsciiSet;
 
 use crate::catalog::MountCatalog;
 use crate::error::Result;
@@ -251,9 +253,11 @@ impl Node {
     }
 }
 
-/// A ref name as a file name: `/` (allowed in branch names) becomes `%2F`, `%` becomes `%25`.
+/// A ref name as a file name: `/` (allowed in branch names) becomes `%2F`, `%` becomes `%25`;
+/// everything else, non-ASCII included, stays.
 pub fn ref_file_name(name: &str) -> String {
-    name.replace('%', "%25").replace('/', "%2F")
+    const ESCAPED: &AsciiSet = &AsciiSet::EMPTY.add(b'%').add(b'/');
+    escape_ascii(name, ESCAPED)
 }
 
 /// The entries of a namespace directory (`prefix` its levels; empty for the warehouse root):
@@ -541,5 +545,17 @@ mod tests {
     #[test]
     fn ref_names_with_slashes() {
         assert_eq!(ref_file_name("feature/x%1"), "feature%2Fx%251");
+        // What the hand-written escaper wrote before the percent-encoding crate did it.
+        for (name, file) in [
+            ("", ""),
+            ("a b", "a b"),
+            ("%25", "%2525"),
+            ("..", ".."),
+            ("日本/語", "日本%2F語"),
+            ("a\u{1f}b", "a\u{1f}b"),
+            ("c=t\\,:", "c=t\\,:"),
+        ] {
+            assert_eq!(ref_file_name(name), file, "{name:?}");
+        }
     }
 }

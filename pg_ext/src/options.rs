@@ -554,7 +554,7 @@ pub fn selector(opts: &OptionList) -> Result<SnapshotSelector, FdwError> {
             });
     }
     if let Some(v) = get(opts, "as_of") {
-        return icefloe_core::table::parse_instant_ms(v)
+        return icefloe_core::instant::parse_instant_ms(v)
             .map(SnapshotSelector::AsOf)
             .map_err(|e| FdwError::BadOption {
                 name: "as_of".into(),

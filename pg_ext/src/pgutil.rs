@@ -147,9 +147,7 @@ pub fn bytea_datum(bytes: &[u8]) -> Datum {
 
 /// Bytes in the hex form of bytea's input (`\x` then two lowercase digits per byte).
 pub fn bytea_text(b: &[u8]) -> String {
-    let mut out = b"\\x".to_vec();
-    icefloe_core::encode::format::push_hex(&mut out, b);
-    String::from_utf8(out).expect("hex digits are ASCII")
+    format!("\\x{}", hex::encode(b))
 }
 
 /// A `uuid` Datum (16 bytes, by reference).

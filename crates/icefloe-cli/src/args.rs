@@ -4,8 +4,6 @@ use clap::{Args, ValueEnum};
 use icefloe_core::io::StorageConfig;
 use icefloe_core::{MetadataSelection, OpenOptions, Table};
 
-use crate::time;
-
 /// Help text of `<TABLE>`, the same in every subcommand.
 pub const TABLE_HELP: &str = "The table: its root directory (the one holding metadata/), one of \
 its *.metadata.json files, or a file://, s3://, gs:// or az:// URL of either; with --catalog, \
@@ -180,7 +178,7 @@ impl SnapshotArgs {
         Ok(if let Some(id) = self.snapshot {
             S::Id(id)
         } else if let Some(t) = &self.as_of {
-            S::AsOf(time::parse_time_ms(t)?)
+            S::AsOf(icefloe_core::instant::parse_instant_ms(t)?)
         } else if let Some(r) = &self.reference {
             S::Ref(r.clone())
         } else {

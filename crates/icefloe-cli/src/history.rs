@@ -44,7 +44,7 @@ pub async fn history(a: HistoryArgs) -> Result<()> {
         None => RowSelector::RowIds(a.row_id.clone()),
     };
     let now = match &a.now {
-        Some(t) => crate::time::parse_time_ms(t)?,
+        Some(t) => icefloe_core::instant::parse_instant_ms(t)?,
         None => chrono::Utc::now().timestamp_millis(),
     };
     let run = ExpiryRun::evaluate(&table, Policy::Iceberg, Overrides::default(), now).await?;

@@ -18,7 +18,6 @@ mod progress;
 mod render;
 mod report;
 mod retention;
-mod time;
 
 use std::process::ExitCode;
 

@@ -29,7 +29,7 @@ pub struct OrphansArgs {
 pub async fn orphans(a: OrphansArgs) -> Result<()> {
     let table = a.table.open().await?;
     let older_than = match &a.older_than {
-        Some(t) => crate::time::parse_time_ms(t)?,
+        Some(t) => icefloe_core::instant::parse_instant_ms(t)?,
         None => chrono::Utc::now().timestamp_millis() - DEFAULT_OLDER_THAN_MS,
     };
     let files = orphan_files(&table, older_than, a.location.as_deref()).await?;

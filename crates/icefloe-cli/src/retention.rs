@@ -49,7 +49,7 @@ pub struct RetentionArgs {
 pub async fn retention(a: RetentionArgs) -> Result<()> {
     let table = a.table.open().await?;
     let now = match &a.now {
-        Some(t) => crate::time::parse_time_ms(t)?,
+        Some(t) => icefloe_core::instant::parse_instant_ms(t)?,
         None => chrono::Utc::now().timestamp_millis(),
     };
     let dur = |d: &Option<String>| d.as_deref().map(parse_duration_ms).transpose();

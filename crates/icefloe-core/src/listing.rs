@@ -25,23 +25,18 @@ impl Listing {
             .collect()
     }
 
-    /// One CSV line of `to_csv` (with its `\n`), for writers that stream their rows.
+    /// One CSV line of `to_csv` (with its `\n`), for writers that stream their rows. Fields
+    /// are quoted as [`crate::encode::csv::push_field`] quotes them (an empty one stays empty).
     pub fn csv_line(row: &[String]) -> String {
-        let mut out = String::new();
+        let mut out = Vec::new();
         for (i, f) in row.iter().enumerate() {
             if i > 0 {
-                out.push(',');
+                out.push(b',');
             }
-            if f.contains([',', '"', '\n', '\r']) {
-                out.push('"');
-                out.push_str(&f.replace('"', "\"\""));
-                out.push('"');
-            } else {
-                out.push_str(f);
-            }
+            crate::encode::csv::push_field(&mut out, f.as_bytes());
         }
-        out.push('\n');
-        out
+        out.push(b'\n');
+        String::from_utf8(out).expect("quoting UTF-8 text keeps it UTF-8")
     }
 
     /// Columns aligned with spaces, for people.
@@ -225,6 +220,10 @@ mod tests {
             ],
         };
         assert_eq!(l.to_csv(), "a,b\n\"x,y\",\"say \"\"hi\"\"\"\n1,\n");
+        assert_eq!(
+            Listing::csv_line(&["a\rb".into(), "c\nd".into(), "é ü".into(), "\"".into()]),
+            "\"a\rb\",\"c\nd\",é ü,\"\"\"\"\n"
+        );
         assert_eq!(l.to_text(), "a    b\nx,y  say \"hi\"\n1\n");
     }
 }

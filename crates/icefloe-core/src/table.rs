@@ -12,9 +12,6 @@ use crate::spec::{ManifestFile, RefType, Schema, Snapshot, TableMetadata};
 use crate::validate::manifest::check_manifest_list;
 use crate::warning::Warnings;
 
-// Re-exported: front-ends read `as-of` through the old path.
-pub use crate::instant::parse_instant_ms;
-
 /// Which snapshot to read.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum SnapshotSelector {

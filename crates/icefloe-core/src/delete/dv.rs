@@ -72,7 +72,7 @@ pub fn decode_deletion_vector(blob: &[u8], path: &str) -> Result<RoaringTreemap>
     if magic != DV_MAGIC {
         return Err(Error::dv(
             path,
-            format!("bad magic {} (expected d1d33964)", hex(magic)),
+            format!("bad magic {} (expected d1d33964)", hex::encode(magic)),
         ));
     }
 
@@ -214,10 +214,6 @@ fn read_u32_be(bytes: &[u8]) -> u32 {
     let mut word = [0u8; 4];
     word.copy_from_slice(&bytes[..4]);
     u32::from_be_bytes(word)
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

@@ -153,6 +153,18 @@ impl<'a> Rows<'a> {
     }
 }
 
+/// Appends `field` as one CSV field: as it is, or, when it holds `,` `"` CR or LF, between `"`
+/// with every `"` doubled. An empty field stays empty (what a row of values writes for SQL
+/// NULL; the listings write it for "none").
+#[inline]
+pub fn push_field(out: &mut Vec<u8>, field: &[u8]) {
+    if find_quoted(field).is_none() {
+        out.extend_from_slice(field);
+    } else {
+        push_quoted(out, field);
+    }
+}
+
 /// Quotes the field `buf[start..]` in place if it is empty or contains `,` `"` CR or LF.
 #[inline]
 fn quote_if_needed(buf: &mut Vec<u8>, start: usize, scratch: &mut Vec<u8>) {
@@ -167,15 +179,21 @@ fn quote_if_needed(buf: &mut Vec<u8>, start: usize, scratch: &mut Vec<u8>) {
     scratch.clear();
     scratch.extend_from_slice(field);
     buf.truncate(start);
-    buf.reserve(scratch.len() + 2);
-    buf.push(b'"');
-    for &b in scratch.iter() {
+    push_quoted(buf, scratch);
+}
+
+/// Appends `field` between `"`, every `"` in it doubled.
+#[inline]
+fn push_quoted(out: &mut Vec<u8>, field: &[u8]) {
+    out.reserve(field.len() + 2);
+    out.push(b'"');
+    for &b in field {
         if b == b'"' {
-            buf.push(b'"');
+            out.push(b'"');
         }
-        buf.push(b);
+        out.push(b);
     }
-    buf.push(b'"');
+    out.push(b'"');
 }
 
 /// Whether a field holding byte `b` is quoted: `,`, `"`, CR or LF.

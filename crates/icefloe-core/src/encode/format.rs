@@ -21,8 +21,6 @@
 
 use arrow::datatypes::TimeUnit;
 
-const HEX: &[u8; 16] = b"0123456789abcdef";
-
 /// How JSON escapes each byte: 0 = copy as is, `u` = `\u00XX`, anything else = `\` + that byte.
 static ESCAPE: [u8; 256] = {
     let mut t = [0u8; 256];
@@ -64,14 +62,8 @@ pub fn push_json_escaped(out: &mut Vec<u8>, bytes: &[u8]) {
             out.extend_from_slice(&bytes[start..i]);
         }
         if esc == b'u' {
-            out.extend_from_slice(&[
-                b'\\',
-                b'u',
-                b'0',
-                b'0',
-                HEX[(b >> 4) as usize],
-                HEX[(b & 0xf) as usize],
-            ]);
+            out.extend_from_slice(b"\\u00");
+            push_hex(out, &[b]);
         } else {
             out.extend_from_slice(&[b'\\', esc]);
         }
@@ -558,32 +550,27 @@ pub fn push_timestamp_parts(out: &mut Vec<u8>, secs: i64, frac: u64, digits: usi
     }
 }
 
-/// Appends bytes as lowercase hex, two digits per byte (empty input → nothing).
+/// Appends bytes as lowercase hex, two digits per byte (empty input → nothing), as
+/// [`hex::encode`] writes them.
 #[inline]
 pub fn push_hex(out: &mut Vec<u8>, bytes: &[u8]) {
-    out.reserve(bytes.len() * 2);
-    for &b in bytes {
-        out.extend_from_slice(&[HEX[(b >> 4) as usize], HEX[(b & 0xf) as usize]]);
-    }
+    let start = out.len();
+    out.resize(start + 2 * bytes.len(), 0);
+    hex::encode_to_slice(bytes, &mut out[start..]).expect("two digits per byte");
 }
 
-/// Appends 16 bytes as a lowercase canonical UUID `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`.
-/// Other lengths fall back to plain hex.
+/// Appends 16 bytes as a lowercase canonical UUID `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` (the
+/// `uuid` crate's hyphenated form). Other lengths fall back to plain hex.
 #[inline]
 pub fn push_uuid(out: &mut Vec<u8>, bytes: &[u8]) {
-    if bytes.len() != 16 {
-        push_hex(out, bytes);
-        return;
+    match uuid::Uuid::from_slice(bytes) {
+        Ok(u) => out.extend_from_slice(
+            u.hyphenated()
+                .encode_lower(&mut uuid::Uuid::encode_buffer())
+                .as_bytes(),
+        ),
+        Err(_) => push_hex(out, bytes),
     }
-    push_hex(out, &bytes[0..4]);
-    out.push(b'-');
-    push_hex(out, &bytes[4..6]);
-    out.push(b'-');
-    push_hex(out, &bytes[6..8]);
-    out.push(b'-');
-    push_hex(out, &bytes[8..10]);
-    out.push(b'-');
-    push_hex(out, &bytes[10..16]);
 }
 
 #[cfg(test)]
@@ -789,5 +776,30 @@ mod tests {
             s(|o| push_uuid(o, &u)),
             "f79c3e09-677c-4d67-b3a2-a7d9e8b1c2d3"
         );
+        // Not 16 bytes: plain hex.
+        assert_eq!(s(|o| push_uuid(o, &u[..3])), "f79c3e");
+    }
+
+    /// Every byte prints as the two lowercase digits the old table-driven encoder wrote, after
+    /// what the buffer held; every control character escapes as `\u00` and those digits.
+    #[test]
+    fn hex_is_two_lowercase_digits_per_byte() {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let all: Vec<u8> = (0..=255).collect();
+        let want: String = all
+            .iter()
+            .flat_map(|&b| [DIGITS[usize::from(b >> 4)], DIGITS[usize::from(b & 0xf)]])
+            .map(char::from)
+            .collect();
+        let mut out = b"x".to_vec();
+        push_hex(&mut out, &all);
+        assert_eq!(String::from_utf8(out).unwrap(), format!("x{want}"));
+        for b in (0u8..0x20).filter(|b| !b"\x08\t\n\x0c\r".contains(b)) {
+            let text = char::from(b).to_string();
+            assert_eq!(
+                s(|o| push_json_escaped(o, text.as_bytes())),
+                format!("\\u00{}", &want[2 * usize::from(b)..2 * usize::from(b) + 2])
+            );
+        }
     }
 }

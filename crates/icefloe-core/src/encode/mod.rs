@@ -1,4 +1,5 @@
-//! Value encodings shared by every front-end: JSON Lines, CSV and Parquet.
+//! Value encodings shared by every front-end: JSON Lines, CSV and Parquet; and the
+//! percent-escaping of names ([`percent`]).
 //!
 //! One encoding of values for everything ([`value`], built on [`format`]), so the same value never
 //! prints two ways: JSON Lines writes it as JSON, CSV as the same text without JSON quoting at the
@@ -15,6 +16,7 @@ pub mod jsonl;
 pub mod length;
 pub mod literal;
 pub mod parquet;
+pub mod percent;
 pub mod value;
 pub mod variant;
 pub mod writer;

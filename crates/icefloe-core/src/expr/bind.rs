@@ -9,7 +9,7 @@
 //! one it is read as UTC). A value the column's type cannot hold exactly is an error, never
 //! rounded.
 
-use chrono::{NaiveDate, NaiveDateTime, NaiveTime, Timelike};
+use chrono::{NaiveDate, NaiveTime, Timelike};
 
 use super::parse::{ColumnRef, Expr, ExprError, Filter, TypedKeyword, ValueKind, ValueRef};
 use super::predicate::CmpOp;
@@ -338,11 +338,13 @@ pub fn to_literal(v: &ValueKind, ty: &PrimitiveType) -> Result<Literal, String> 
             if temporal_ok(TypedKeyword::Timestamp) =>
         {
             let s = text.filter(|_| !matches!(v, ValueKind::Number(_)));
-            let nanos = s.and_then(parse_timestamp_nanos).ok_or_else(|| {
-                format!(
+            let nanos = s
+                .and_then(|s| crate::instant::parse_instant_ns(s).ok())
+                .ok_or_else(|| {
+                    format!(
                     "{shown} is not a timestamp (YYYY-MM-DD[ HH:MM[:SS[.fffffffff]]][Z|±HH:MM])"
                 )
-            })?;
+                })?;
             let v = if matches!(ty, P::TimestampNs | P::TimestamptzNs) {
                 nanos
             } else if nanos % 1000 != 0 {
@@ -359,7 +361,7 @@ pub fn to_literal(v: &ValueKind, ty: &PrimitiveType) -> Result<Literal, String> 
             _ => Err(format!("{shown} is not a string: quote it")),
         },
         P::Uuid => match v {
-            ValueKind::String(s) => parse_uuid(s)
+            ValueKind::String(s) => crate::spec::literal::parse_uuid(s.trim())
                 .map(Literal::Uuid)
                 .ok_or_else(|| format!("{shown} is not a UUID")),
             _ => Err(wrong()),
@@ -387,62 +389,6 @@ fn parse_float(s: &str) -> Option<f64> {
         _ if t.chars().all(|c| c.is_ascii_digit() || "+-.eE".contains(c)) => t.parse().ok(),
         _ => None,
     }
-}
-
-/// Nanoseconds since the epoch (UTC) of `YYYY-MM-DD[(T| )HH:MM[:SS[.f]]][Z|±HH[:MM]]`.
-fn parse_timestamp_nanos(s: &str) -> Option<i128> {
-    let s = s.trim();
-    // The zone: a trailing Z, or a sign after the date part.
-    let (naive, offset_secs) = if let Some(rest) = s.strip_suffix(['Z', 'z']) {
-        (rest, 0i64)
-    } else if let Some(i) = s
-        .get(10..)
-        .and_then(|t| t.rfind(['+', '-']))
-        .map(|i| i + 10)
-    {
-        let (naive, zone) = s.split_at(i);
-        let sign = if zone.starts_with('-') { -1 } else { 1 };
-        let digits: String = zone[1..].chars().filter(|c| *c != ':').collect();
-        if !digits.chars().all(|c| c.is_ascii_digit()) {
-            return None;
-        }
-        let (h, m) = match digits.len() {
-            2 => (digits.parse::<i64>().ok()?, 0),
-            4 => (
-                digits[..2].parse::<i64>().ok()?,
-                digits[2..].parse::<i64>().ok()?,
-            ),
-            _ => return None,
-        };
-        if h > 23 || m > 59 {
-            return None;
-        }
-        (naive, sign * (h * 3600 + m * 60))
-    } else {
-        (s, 0)
-    };
-    if let Ok(d) = NaiveDate::parse_from_str(naive.trim_end(), "%Y-%m-%d") {
-        let secs = d.and_hms_opt(0, 0, 0)?.and_utc().timestamp() - offset_secs;
-        return Some(secs as i128 * 1_000_000_000);
-    }
-    let dt = [
-        "%Y-%m-%dT%H:%M:%S%.f",
-        "%Y-%m-%d %H:%M:%S%.f",
-        "%Y-%m-%dT%H:%M",
-        "%Y-%m-%d %H:%M",
-    ]
-    .iter()
-    .find_map(|f| NaiveDateTime::parse_from_str(naive.trim_end(), f).ok())?;
-    let u = dt.and_utc();
-    Some((u.timestamp() - offset_secs) as i128 * 1_000_000_000 + u.timestamp_subsec_nanos() as i128)
-}
-
-fn parse_uuid(s: &str) -> Option<[u8; 16]> {
-    let hex: String = s.trim().chars().filter(|c| *c != '-').collect();
-    if hex.len() != 32 {
-        return None;
-    }
-    crate::spec::literal::decode_hex(&hex)?.try_into().ok()
 }
 
 #[cfg(test)]

@@ -85,9 +85,7 @@ pub fn to_literal(v: &Value, ty: &PrimitiveType) -> Result<Option<Literal>, Stri
         (Value::Float(f), _) => Literal::Float(*f),
         (Value::Double(d), _) => Literal::Double(*d),
         (Value::String(s), PrimitiveType::Uuid) => {
-            let hex: String = s.chars().filter(|c| *c != '-').collect();
-            let b = super::literal::decode_hex(&hex).ok_or_else(bad)?;
-            Literal::Uuid(b.try_into().map_err(|_| bad())?)
+            Literal::Uuid(super::literal::parse_uuid(s).ok_or_else(bad)?)
         }
         (Value::String(s), _) => Literal::String(s.clone()),
         (Value::Uuid(u), _) => Literal::Uuid(*u.as_bytes()),

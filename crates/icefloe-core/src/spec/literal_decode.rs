@@ -4,7 +4,7 @@
 use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime};
 use serde_json::Value as Json;
 
-use super::literal::{decode_hex, parse_decimal, Literal};
+use super::literal::{decode_hex, parse_decimal, parse_uuid, Literal};
 use super::types::{PrimitiveType, Type};
 
 const EPOCH: NaiveDate = match NaiveDate::from_ymd_opt(1970, 1, 1) {
@@ -77,10 +77,7 @@ impl Literal {
                     }
                     PrimitiveType::String => Literal::String(s.ok_or_else(bad)?.to_string()),
                     PrimitiveType::Uuid => {
-                        let hex: String =
-                            s.ok_or_else(bad)?.chars().filter(|c| *c != '-').collect();
-                        let bytes = decode_hex(&hex).ok_or_else(bad)?;
-                        Literal::Uuid(bytes.try_into().map_err(|_| bad())?)
+                        Literal::Uuid(parse_uuid(s.ok_or_else(bad)?).ok_or_else(bad)?)
                     }
                     PrimitiveType::Fixed(_)
                     | PrimitiveType::Binary

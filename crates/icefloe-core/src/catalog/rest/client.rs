@@ -1,21 +1,19 @@
 //! HTTP to a REST catalog: URLs under the configured `prefix`, the authentication of every
-//! request, one retry after a 401 or 419 with a fresh OAuth2 token, a few retries with backoff
-//! on 5xx and connection failures, and each error answer turned into one line that names the
-//! catalog and what was asked about.
+//! request, one retry after a 401 or 419 with a fresh OAuth2 token, a few retries ([`Backoff`])
+//! on 429, 5xx and connection failures (waiting what `Retry-After` asks on 429 and 503), and
+//! each error answer turned into one line that names the catalog and what was asked about.
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use serde::de::DeserializeOwned;
 use url::Url;
 
 use super::auth::Auth;
+use super::backoff::{retry_after, Backoff};
 use super::config::RestConfig;
 use super::wire::ErrorModel;
 use crate::catalog::{Namespace, TableIdent};
 use crate::io::store_error::{json_reason, reply_excerpt, reply_kind};
-
-/// Retries after a 5xx answer or a failed connection, with 100, 200, 400 ms between tries.
-const SERVER_RETRIES: u32 = 3;
 
 /// What a request asks about: named in its errors, and what a 404 means.
 #[derive(Debug, Clone, Copy)]
@@ -118,7 +116,7 @@ impl RestClient {
         subject: Subject<'_>,
     ) -> crate::Result<T> {
         let mut renewed = false;
-        let mut attempt = 0;
+        let mut backoff = Backoff::new();
         loop {
             let mut request = http::Request::get(url.as_str())
                 .header(http::header::ACCEPT, "application/json")
@@ -141,16 +139,28 @@ impl RestClient {
                 .map_err(|e| self.error(subject, format!("bad request {url}: {e}")))?;
             let response = match self.http.execute(request).await {
                 Ok(r) => r,
-                Err(e) if attempt < SERVER_RETRIES => {
-                    tracing::debug!("{}: {url}: {e}; retrying", self.name);
-                    backoff(&mut attempt).await;
-                    continue;
-                }
-                Err(e) => {
-                    return Err(self.error(subject, format!("cannot reach {url}: {}", chain(&e))))
-                }
+                Err(e) => match backoff.next_delay(None) {
+                    Some(delay) => {
+                        tracing::debug!("{}: {url}: {e}; retrying in {delay:?}", self.name);
+                        tokio::time::sleep(delay).await;
+                        continue;
+                    }
+                    None => {
+                        return Err(
+                            self.error(subject, format!("cannot reach {url}: {}", chain(&e)))
+                        )
+                    }
+                },
             };
             let status = response.status().as_u16();
+            let asked = match status {
+                429 | 503 => response
+                    .headers()
+                    .get(http::header::RETRY_AFTER)
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|v| retry_after(v, SystemTime::now())),
+                _ => None,
+            };
             let body = response
                 .bytes()
                 .await
@@ -171,10 +181,17 @@ impl RestClient {
                     renewed = true;
                     continue;
                 }
-                500..=599 if attempt < SERVER_RETRIES => {
-                    backoff(&mut attempt).await;
-                    continue;
-                }
+                429 | 500..=599 => match backoff.next_delay(asked) {
+                    Some(delay) => {
+                        tracing::debug!(
+                            "{}: {url}: HTTP {status}; retrying in {delay:?}",
+                            self.name
+                        );
+                        tokio::time::sleep(delay).await;
+                        continue;
+                    }
+                    None => return Err(self.refused(subject, status, &body)),
+                },
                 _ => return Err(self.refused(subject, status, &body)),
             }
         }
@@ -239,11 +256,6 @@ impl RestClient {
     }
 }
 
-async fn backoff(attempt: &mut u32) {
-    tokio::time::sleep(Duration::from_millis(100 << *attempt)).await;
-    *attempt += 1;
-}
-
 /// An error and its causes on one line (reqwest's own message hides the cause).
 fn chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
@@ -254,4 +266,95 @@ fn chain(e: &dyn std::error::Error) -> String {
         cur = c.source();
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{BufRead, BufReader, Write};
+    use std::net::TcpListener;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::time::Instant;
+
+    use super::*;
+
+    /// A server on 127.0.0.1 answering its connections in turn with `replies` (status, extra
+    /// header lines), one connection each, then no more; its URI and the requests it got.
+    fn serve(replies: Vec<(u16, &'static str)>) -> (String, Arc<AtomicUsize>) {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
+        let uri = format!("http://{}", listener.local_addr().expect("address"));
+        let got = Arc::new(AtomicUsize::new(0));
+        let counter = got.clone();
+        std::thread::spawn(move || {
+            for (status, headers) in replies {
+                let Ok((mut stream, _)) = listener.accept() else {
+                    return;
+                };
+                let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+                let mut line = String::new();
+                loop {
+                    line.clear();
+                    match reader.read_line(&mut line) {
+                        Ok(0) | Err(_) => break,
+                        Ok(_) if line == "\r\n" => break,
+                        Ok(_) => {}
+                    }
+                }
+                counter.fetch_add(1, Ordering::SeqCst);
+                let body = match status {
+                    200 => "{}",
+                    _ => r#"{"error":{"message":"busy","type":"SlowDownException","code":1}}"#,
+                };
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n{headers}\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        (uri, got)
+    }
+
+    async fn get_config(uri: &str) -> crate::Result<serde_json::Value> {
+        let config = RestConfig::new("t", [("uri".to_string(), uri.to_string())])?;
+        let client = RestClient::new(&config)?;
+        client.get(client.config_url(), &[], Subject::Config).await
+    }
+
+    #[tokio::test]
+    async fn too_many_requests_is_retried_after_what_retry_after_asks() {
+        let (uri, got) = serve(vec![(429, "Retry-After: 1\r\n"), (200, "")]);
+        let start = Instant::now();
+        get_config(&uri).await.expect("the retry succeeds");
+        assert!(start.elapsed() >= Duration::from_secs(1));
+        assert_eq!(got.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test]
+    async fn server_errors_are_retried_a_bounded_number_of_times() {
+        let (uri, got) = serve(vec![(503, "Retry-After: 0\r\n"); 5]);
+        let e = get_config(&uri).await.unwrap_err().to_string();
+        assert!(e.contains("HTTP 503 SlowDownException"), "{e}");
+        assert_eq!(
+            got.load(Ordering::SeqCst),
+            1 + super::super::backoff::MAX_RETRIES as usize
+        );
+
+        // Without Retry-After: the backoff's own delays, 700 ms in all at most.
+        let (uri, got) = serve(vec![(500, ""), (502, ""), (200, "")]);
+        let start = Instant::now();
+        get_config(&uri).await.expect("the third try succeeds");
+        assert!(start.elapsed() < Duration::from_secs(5));
+        assert_eq!(got.load(Ordering::SeqCst), 3);
+    }
+
+    #[tokio::test]
+    async fn other_errors_are_not_retried() {
+        for status in [400, 404, 409] {
+            let (uri, got) = serve(vec![(status, "Retry-After: 0\r\n"), (200, "")]);
+            let e = get_config(&uri).await.unwrap_err().to_string();
+            assert!(e.contains(&format!("HTTP {status}")), "{e}");
+            assert_eq!(got.load(Ordering::SeqCst), 1);
+        }
+    }
 }

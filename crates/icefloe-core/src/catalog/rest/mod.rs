@@ -4,11 +4,13 @@
 //! metadata, `config` and vended `storage-credentials`. Views are out of scope.
 //!
 //! One concept per file: [`config`] (properties), `auth` (bearer, OAuth2, SigV4), `client`
-//! (HTTP, retries, errors), `storage` (vended credentials → storage options), `wire` (JSON).
+//! (HTTP, retries, errors), `backoff` (when a retry is sent), `storage` (vended credentials →
+//! storage options), `wire` (JSON).
 
 pub mod config;
 
 mod auth;
+mod backoff;
 mod client;
 #[cfg(feature = "cloud")]
 mod refresh;

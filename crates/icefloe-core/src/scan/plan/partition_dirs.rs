@@ -9,12 +9,13 @@
 //! null value is `__HIVE_DEFAULT_PARTITION__`.
 
 use std::collections::BTreeMap;
-use std::fmt::Write;
 
 use chrono::{DateTime, Datelike, Duration, NaiveDate};
+use percent_encoding::{AsciiSet, CONTROLS};
 
 use super::planner::partition_types;
 use super::task::FileScanTask;
+use crate::encode::percent::escape_ascii;
 use crate::spec::{Literal, PrimitiveType, Transform};
 use crate::table::Table;
 
@@ -105,38 +106,30 @@ pub fn segment(
     format!("{}={value}", escape(name))
 }
 
+/// The characters Hive's `FileUtils.escapePathName` escapes: the controls but NUL,
+/// `"#%'*/:=?\{[]^` and DEL.
+const HIVE_ESCAPED: &AsciiSet = &CONTROLS
+    .remove(0)
+    .add(b'"')
+    .add(b'#')
+    .add(b'%')
+    .add(b'\'')
+    .add(b'*')
+    .add(b'/')
+    .add(b':')
+    .add(b'=')
+    .add(b'?')
+    .add(b'\\')
+    .add(b'{')
+    .add(b'[')
+    .add(b']')
+    .add(b'^');
+
 /// Hive's `FileUtils.escapePathName`: the characters that cannot appear in a path segment
-/// (controls, `"#%'*/:=?\{[]^` and DEL) become `%XX`.
+/// (controls but NUL, `"#%'*/:=?\{[]^` and DEL) become `%XX`; the others, non-ASCII ones
+/// included, stay.
 pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        let special = matches!(
-            c,
-            '\u{1}'
-                ..='\u{1f}'
-                    | '"'
-                    | '#'
-                    | '%'
-                    | '\''
-                    | '*'
-                    | '/'
-                    | ':'
-                    | '='
-                    | '?'
-                    | '\\'
-                    | '\u{7f}'
-                    | '{'
-                    | '['
-                    | ']'
-                    | '^'
-        );
-        if special {
-            let _ = write!(out, "%{:02X}", c as u32);
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    escape_ascii(s, HIVE_ESCAPED)
 }
 
 /// The human string of partition value `v` of a field with `transform` and result type `ty`.
@@ -201,18 +194,8 @@ fn value_string(ty: &PrimitiveType, v: &Literal) -> String {
         (PrimitiveType::TimestampNs, Literal::Timestamp(n)) => ts(*n, 1_000_000_000, false),
         (_, Literal::Timestamp(n)) => ts(*n, 1_000_000, false),
         (_, Literal::String(s)) => s.clone(),
-        (_, Literal::Uuid(u)) => {
-            let h: String = u.iter().map(|b| format!("{b:02x}")).collect();
-            format!(
-                "{}-{}-{}-{}-{}",
-                &h[..8],
-                &h[8..12],
-                &h[12..16],
-                &h[16..20],
-                &h[20..]
-            )
-        }
-        (_, Literal::Binary(b)) => b.iter().map(|b| format!("{b:02x}")).collect(),
+        (_, Literal::Uuid(u)) => uuid::Uuid::from_bytes(*u).hyphenated().to_string(),
+        (_, Literal::Binary(b)) => hex::encode(b),
         (_, other) => format!("{other:?}"),
     }
 }
@@ -238,6 +221,25 @@ mod tests {
     fn hive_escaping_and_null() {
         assert_eq!(escape("a/b=c:d%e f"), "a%2Fb%3Dc%3Ad%25e f");
         assert_eq!(escape("é\u{1}"), "é%01");
+        // What the hand-written escaper wrote before the percent-encoding crate did it.
+        for (name, escaped) in [
+            ("", ""),
+            (" ", " "),
+            ("%25", "%2525"),
+            ("..", ".."),
+            ("日本/語", "日本%2F語"),
+            ("a\u{1f}b", "a%1Fb"),
+            ("\0", "\0"),
+            ("\u{7f}\u{80}", "%7F\u{80}"),
+            ("\"#'*?\\{[]^", "%22%23%27%2A%3F%5C%7B%5B%5D%5E"),
+            ("}~!$&()+,;@`|<>", "}~!$&()+,;@`|<>"),
+            (
+                "/w/a,allow_other\\,dev%/t",
+                "%2Fw%2Fa,allow_other%5C,dev%25%2Ft",
+            ),
+        ] {
+            assert_eq!(escape(name), escaped, "{name:?}");
+        }
         let s = PrimitiveType::String;
         assert_eq!(
             segment("cat", &Transform::Identity, &s, None),

@@ -6,8 +6,8 @@
 use serde_json::Value as Json;
 
 use crate::error::{Error, Result};
-use crate::scan::read::adapt::literal_array;
 use crate::spec::arrow_schema::field_to_arrow;
+use crate::spec::literal_array::literal_array;
 use crate::spec::{Literal, NestedField, Type};
 
 /// `value` of type `ty` as a JSON value. A primitive is encoded exactly as a scan encodes it

@@ -9,6 +9,7 @@ pub mod bucket;
 pub mod checked;
 pub mod field_lookup;
 pub mod literal;
+pub mod literal_array;
 pub mod literal_decode;
 pub mod manifest;
 mod manifest_fields;

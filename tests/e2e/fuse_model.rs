@@ -35,8 +35,7 @@ use icefloe_testkit::{copy_dir, fixtures_dir, parse_csv};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use serde_json::Value;
 
-#[path = "support/mount.rs"]
-mod mount;
+use icefloe_testkit::mount;
 use mount::Mount;
 
 const ICEFLOE: &str = env!("CARGO_BIN_EXE_icefloe");

@@ -5,6 +5,7 @@
 pub mod alloc;
 pub mod cat;
 pub mod fake_http;
+pub mod mount;
 pub mod rewrite;
 pub mod rng;
 pub mod rows;

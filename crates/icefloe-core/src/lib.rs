@@ -18,12 +18,11 @@
 //! # Ok(()) }
 //! ```
 
+// The API the front-ends (CLI, mount, Postgres) use.
 pub mod cache;
 pub mod cancel;
 pub mod catalog;
-pub mod delete;
 pub mod encode;
-pub mod error;
 pub mod expr;
 pub mod guard;
 pub mod history;
@@ -31,11 +30,22 @@ pub mod instant;
 pub mod io;
 pub mod listing;
 pub mod scan;
-pub mod spawned;
 pub mod spec;
-pub mod table;
-pub mod validate;
 pub mod warning;
+
+/// Declares modules that are public only with the `internal-api` feature, which the
+/// end-to-end tests, the fuzzer and the benchmarks turn on to reach into them; without it
+/// they are the crate's own, and a front-end sees only the API above and the items re-exported
+/// below.
+macro_rules! internal_modules {
+    ($($name:ident),* $(,)?) => {$(
+        #[cfg(feature = "internal-api")]
+        pub mod $name;
+        #[cfg(not(feature = "internal-api"))]
+        mod $name;
+    )*};
+}
+internal_modules!(delete, error, spawned, table, validate);
 
 pub use error::{Error, Result};
 pub use io::locate::MetadataSelection;

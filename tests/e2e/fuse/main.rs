@@ -5,8 +5,7 @@
 //! These tests need `/dev/fuse` and `fusermount3` (Debian package `fuse3`); without them they
 //! fail, never pass silently.
 
-#[path = "../support/mount.rs"]
-mod mount;
+use icefloe_testkit::mount;
 
 mod common;
 

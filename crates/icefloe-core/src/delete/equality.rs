@@ -5,7 +5,6 @@
 //! struct whose field is NULL: the key holds each struct's presence, then the field.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, BooleanArray, StructArray};
 use arrow::compute::{is_null, nullif};
@@ -231,5 +230,3 @@ pub async fn read_equality_deletes(
     })
 }
 
-/// Shared handle to a loaded set.
-pub type SharedEqualityDeletes = Arc<EqualityDeleteSet>;

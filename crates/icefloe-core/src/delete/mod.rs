@@ -9,5 +9,3 @@ pub mod index;
 pub mod position;
 pub mod puffin;
 pub mod resolved;
-
-pub use file_ref::DeleteFileRef;

@@ -1,8 +1,5 @@
 //! A running `icefloe mount` for the FUSE end-to-end tests.
 
-// Each test file uses some of these.
-#![allow(dead_code)]
-
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -32,7 +29,7 @@ impl Mount {
         let dir = tempfile::tempdir().expect("mount point");
         let log_dir = tempfile::tempdir().expect("log dir");
         let log = log_dir.path().join("mount.log");
-        let child = Command::new(env!("CARGO_BIN_EXE_icefloe"))
+        let child = Command::new(crate::run::bin())
             .arg("mount")
             .args(source)
             .arg(dir.path())

@@ -69,10 +69,8 @@ static CAPS: [Cap; 5] = [
     },
 ];
 
-/// The caps as the core's storage options (bytes, or names). Also applies
-/// `icefloe.reply_excerpts` to the core, as both are read when a table's storage is set up.
+/// The caps as the core's storage options (bytes, or names).
 pub fn limit_options() -> Vec<(String, String)> {
-    icefloe_core::io::store_error::set_reply_excerpts(REPLY_EXCERPTS.get());
     CAPS.iter()
         .map(|c| {
             let v = c.setting.get().max(1) as u64;
@@ -113,6 +111,14 @@ pub fn scan_concurrency() -> Option<usize> {
     (n > 0).then_some(n as usize)
 }
 
+/// Hands `icefloe.reply_excerpts` to the core whenever its value changes (SET, RESET, a
+/// transaction's rollback, a function's SET clause ending), so errors follow the setting in
+/// force when they are raised.
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn assign_reply_excerpts(on: bool, _extra: *mut std::ffi::c_void) {
+    icefloe_core::io::store_error::set_reply_excerpts(on);
+}
+
 /// Registers the GUCs (from `_PG_init`).
 pub fn init() {
     GucRegistry::define_string_guc(
@@ -123,14 +129,20 @@ pub fn init() {
         GucContext::Suset,
         GucFlags::default(),
     );
-    GucRegistry::define_bool_guc(
-        c"icefloe.reply_excerpts",
-        c"Quote a catalog's or OAuth2 server's error message (200 characters, one line) in errors.",
-        c"Off (the default): errors name the HTTP status and the error type only, as a catalog or token URI may reach a service whose replies are not for the client; the whole reply is in the debug log.",
-        &REPLY_EXCERPTS,
-        GucContext::Suset,
-        GucFlags::default(),
-    );
+    // SAFETY: the assign hook only stores a flag and cannot panic.
+    unsafe {
+        GucRegistry::define_bool_guc_with_hooks(
+            c"icefloe.reply_excerpts",
+            c"Quote a catalog's or OAuth2 server's error message (200 characters, one line) in errors.",
+            c"Off (the default): errors name the HTTP status and the error type only, as a catalog or token URI may reach a service whose replies are not for the client; the whole reply is in the debug log.",
+            &REPLY_EXCERPTS,
+            GucContext::Suset,
+            GucFlags::default(),
+            None,
+            Some(assign_reply_excerpts),
+            None,
+        );
+    }
     for c in &CAPS {
         GucRegistry::define_int_guc(
             c.guc,

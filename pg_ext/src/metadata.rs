@@ -208,14 +208,13 @@ fn icefloe_history(
 > {
     let (t, _) = open_foreign_table(foreign_table).or_report();
     let m = t.metadata();
-    let mut ancestors = std::collections::HashSet::new();
-    let mut cur = m.current_snapshot();
-    while let Some(s) = cur {
-        if !ancestors.insert(s.snapshot_id) {
-            break;
-        }
-        cur = s.parent_snapshot_id.and_then(|p| m.snapshot(p));
-    }
+    let ancestors: std::collections::HashSet<i64> = m
+        .current_snapshot_id
+        .map(|id| icefloe_core::history::range::ancestors(m, id))
+        .unwrap_or_default()
+        .iter()
+        .map(|s| s.snapshot_id)
+        .collect();
     let rows: Vec<_> = m
         .snapshot_log
         .iter()

@@ -59,7 +59,7 @@ const MAX_OPEN: usize = 6;
 /// How long the mount may take to show a commit (it polls every second).
 const COMMIT_WAIT: Duration = Duration::from_secs(30);
 /// The kernel caches the attributes and entries of what can change for one second
-/// (`MUTABLE_TTL` in fuse/src/fs.rs): the model waits this long after the mount shows a commit.
+/// (`MUTABLE_TTL` in fuse/src/fs/attr.rs): the model waits this long after the mount shows a commit.
 const MUTABLE_TTL: Duration = Duration::from_millis(1100);
 
 /// The shapes of the model's reads, drawn from the seeded generator.

@@ -74,9 +74,11 @@ async fn warnings_of(
     id: i64,
     strict: bool,
 ) -> Result<Vec<(&'static str, String)>, String> {
-    Ok(rows::rows_and_warnings(&table_dir(table), id, strict)
-        .await?
-        .1)
+    Ok(
+        rows::rows_and_warnings(&table_dir(table), id, strict, false)
+            .await?
+            .1,
+    )
 }
 
 fn digitless(s: &str) -> String {

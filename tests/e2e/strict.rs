@@ -149,7 +149,7 @@ async fn rows_of(
     id: i64,
     strict: bool,
 ) -> Result<(Vec<Value>, Vec<&'static str>), String> {
-    let (rows, warnings) = icefloe_testkit::rows::rows_and_warnings(dir, id, strict).await?;
+    let (rows, warnings) = icefloe_testkit::rows::rows_and_warnings(dir, id, strict, true).await?;
     Ok((rows, warnings.into_iter().map(|(rule, _)| rule).collect()))
 }
 

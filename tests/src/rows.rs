@@ -23,14 +23,19 @@ pub async fn scan_rows(builder: ScanBuilder, table: &Table) -> Result<Vec<Value>
     let batches: Vec<RecordBatch> = async { scan.stream().await?.try_collect().await }
         .await
         .map_err(|e: icefloe_core::Error| e.to_string())?;
+    to_json_rows(&batches)
+}
+
+/// Record batches as JSON values, one per row, in the scan's JSON Lines encoding.
+fn to_json_rows(batches: &[RecordBatch]) -> Result<Vec<Value>, String> {
     let mut w = JsonLinesWriter::new(Vec::new());
-    for b in &batches {
-        w.write_batch(b).unwrap();
+    for b in batches {
+        w.write_batch(b).map_err(|e| e.to_string())?;
     }
-    let out = String::from_utf8(w.finish().unwrap()).unwrap();
+    let out = String::from_utf8(w.finish().map_err(|e| e.to_string())?).expect("JSON is UTF-8");
     Ok(out
         .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
+        .map(|l| serde_json::from_str(l).expect("one JSON value per line"))
         .collect())
 }
 
@@ -67,11 +72,13 @@ pub async fn current_of(table: &str, dir: &Path) -> FixtureSnapshot {
 
 /// Reads snapshot `id` of the table at `dir` with lineage columns, opened with `strict` (every
 /// warning an error): its rows as JSON values and the warnings the read reported, as (rule
-/// name, detail).
+/// name, detail). With `preload`, as `icefloe cat` reads: planned, every delete file of the
+/// snapshot loaded and checked (`Scan::load_deletes`, unused ones too), then read.
 pub async fn rows_and_warnings(
     dir: &Path,
     id: i64,
     strict: bool,
+    preload: bool,
 ) -> Result<(Vec<Value>, Vec<(&'static str, String)>), String> {
     let opts = icefloe_core::OpenOptions {
         strict,
@@ -84,7 +91,19 @@ pub async fn rows_and_warnings(
     let builder = Scan::builder()
         .snapshot(SnapshotSelector::Id(id))
         .lineage(true);
-    let rows = scan_rows(builder, &table).await?;
+    let rows = if preload {
+        let scan = builder.build(&table).map_err(|e| e.to_string())?;
+        let batches: Vec<RecordBatch> = async {
+            let tasks = scan.plan_files().await?;
+            scan.load_deletes(&tasks).await?;
+            scan.read_tasks(tasks).try_collect().await
+        }
+        .await
+        .map_err(|e: icefloe_core::Error| e.to_string())?;
+        to_json_rows(&batches)?
+    } else {
+        scan_rows(builder, &table).await?
+    };
     let warnings = table
         .warnings()
         .all()

@@ -50,8 +50,17 @@ const UNIX_EPOCH_DAYS_FROM_CE: i64 = 719_163;
 pub fn variant_to_json(metadata: &[u8], value: &[u8], out: &mut Vec<u8>) -> Result<()> {
     let v = Variant::try_new(metadata, value)
         .map_err(|e| Error::Output(format!("invalid variant value: {e}")))?;
-    render(&v, out);
-    Ok(())
+    // The decoder reads values lazily while rendering, and some malformed values (a timestamp
+    // past chrono's range) panic in it: that is an invalid value too, and `out` is restored.
+    let start = out.len();
+    crate::guard::catch(
+        || {
+            render(&v, out);
+            Ok(())
+        },
+        |m| Error::Output(format!("invalid variant value: {m}")),
+    )
+    .inspect_err(|_| out.truncate(start))
 }
 
 /// Renders a whole column of unshredded variants to JSON text, one string per row.

@@ -89,6 +89,9 @@ fn column_pages(
     to_stats: ToStats,
 ) -> Option<Pages> {
     let ci = meta.column_index()?.get(rg)?.get(leaf)?;
+    if matches!(ci, ColumnIndexMetaData::NONE) {
+        return None; // page locations without statistics
+    }
     let oi = meta.offset_index()?.get(rg)?.get(leaf)?;
     let locations = oi.page_locations();
     let rows = meta.row_group(rg).num_rows().max(0) as u64;
@@ -186,4 +189,57 @@ pub fn skipped_pages(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow::array::Int64Array;
+    use arrow::datatypes::{DataType, Field, Schema};
+    use arrow::record_batch::RecordBatch;
+    use bytes::Bytes;
+    use parquet::arrow::ArrowWriter;
+    use parquet::file::metadata::{PageIndexPolicy, ParquetMetaDataReader};
+    use parquet::file::properties::{EnabledStatistics, WriterProperties};
+    use parquet::schema::types::ColumnPath;
+
+    use super::*;
+
+    /// A column written with chunk statistics only has page locations but no column index
+    /// (`ColumnIndexMetaData::NONE` when read): its pages are unknown, never a panic; a column
+    /// with page statistics beside it still has its pages.
+    #[test]
+    fn a_column_without_a_column_index_has_no_pages() {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("a", DataType::Int64, false),
+            Field::new("b", DataType::Int64, false),
+        ]));
+        let values = Arc::new(Int64Array::from_iter_values(0..1000));
+        let batch = RecordBatch::try_new(schema.clone(), vec![values.clone(), values]).unwrap();
+        let props = WriterProperties::builder()
+            .set_data_page_row_count_limit(100)
+            .set_write_batch_size(100)
+            .set_statistics_enabled(EnabledStatistics::Page)
+            .set_column_statistics_enabled(ColumnPath::from("b"), EnabledStatistics::Chunk)
+            .build();
+        let mut w = ArrowWriter::try_new(Vec::new(), schema, Some(props)).unwrap();
+        w.write(&batch).unwrap();
+        let file = Bytes::from(w.into_inner().unwrap());
+        let meta = ParquetMetaDataReader::new()
+            .with_page_index_policy(PageIndexPolicy::Optional)
+            .parse_and_finish(&file)
+            .unwrap();
+        let ci = meta.column_index().expect("a column index was read");
+        assert!(matches!(ci[0][1], ColumnIndexMetaData::NONE));
+        let to_stats: ToStats = &|_, _, _| PartStats {
+            lower: None,
+            upper: None,
+            null_count: None,
+        };
+        let pages = column_pages(&meta, 0, 0, &PrimitiveType::Long, to_stats).expect("pages of a");
+        assert_eq!(pages.len(), 10);
+        assert_eq!((pages[3].0, pages[3].1), (300, 100));
+        assert!(column_pages(&meta, 0, 1, &PrimitiveType::Long, to_stats).is_none());
+    }
 }

@@ -48,13 +48,13 @@ const UNIX_EPOCH_DAYS_FROM_CE: i64 = 719_163;
 /// unknown type ids, invalid UTF-8, unsorted or duplicate keys, too deep). On error `out` is left
 /// as it was.
 pub fn variant_to_json(metadata: &[u8], value: &[u8], out: &mut Vec<u8>) -> Result<()> {
-    let v = Variant::try_new(metadata, value)
-        .map_err(|e| Error::Output(format!("invalid variant value: {e}")))?;
-    // The decoder reads values lazily while rendering, and some malformed values (a timestamp
-    // past chrono's range) panic in it: that is an invalid value too, and `out` is restored.
+    // Some malformed values (a timestamp past chrono's range) panic in parquet-variant's
+    // validation or decoding: that is an invalid value too, and `out` is restored.
     let start = out.len();
     crate::guard::catch(
         || {
+            let v = Variant::try_new(metadata, value)
+                .map_err(|e| Error::Output(format!("invalid variant value: {e}")))?;
             render(&v, out);
             Ok(())
         },

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use icefloe_core::{Scan, Table};
+use icefloe_testkit::rewrite::rewrite_avro_records;
 use icefloe_testkit::{copy_table, fixtures_dir};
 
 fn icefloe(args: &[&str]) -> Output {
@@ -142,16 +143,7 @@ fn cat_warns_once_and_strict_refuses() {
         {
             continue;
         }
-        let bytes = std::fs::read(&p).unwrap();
-        let reader = apache_avro::Reader::new(&bytes[..]).unwrap();
-        let schema = reader.writer_schema().clone();
-        let meta = reader.user_metadata().clone();
-        let mut w = apache_avro::Writer::new(&schema, Vec::new());
-        for (k, v) in meta {
-            w.add_user_metadata(k, v).unwrap();
-        }
-        for v in reader {
-            let mut v = v.unwrap();
+        rewrite_avro_records(&p, |mut v| {
             if let apache_avro::types::Value::Record(fields) = &mut v {
                 let delete = fields
                     .iter()
@@ -168,9 +160,8 @@ fn cat_warns_once_and_strict_refuses() {
                     }
                 }
             }
-            w.append(v).unwrap();
-        }
-        std::fs::write(&p, w.into_inner().unwrap()).unwrap();
+            Some(v)
+        });
     }
     assert!(edited > 0);
 

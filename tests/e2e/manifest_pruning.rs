@@ -16,6 +16,7 @@ use icefloe_core::expr::parse;
 use icefloe_core::scan::plan::load_manifest;
 use icefloe_core::spec::{Literal, ManifestContent, Transform};
 use icefloe_core::{Scan, SnapshotSelector, Table};
+use icefloe_testkit::rewrite::rewrite_avro_records;
 use icefloe_testkit::{all_snapshots, copy_table};
 
 async fn rows(scan: &Scan) -> icefloe_core::Result<Vec<String>> {
@@ -134,24 +135,12 @@ async fn summaries_skip_the_manifests_that_cannot_match() {
 
 /// Rewrites Avro file `p` keeping only the records `keep` accepts; returns how many it dropped.
 fn drop_records(p: &std::path::Path, keep: impl Fn(&apache_avro::types::Value) -> bool) -> usize {
-    let bytes = std::fs::read(p).unwrap();
-    let reader = apache_avro::Reader::new(&bytes[..]).unwrap();
-    let schema = reader.writer_schema().clone();
-    let meta = reader.user_metadata().clone();
-    let values: Vec<_> = reader.map(|v| v.unwrap()).collect();
-    let mut w = apache_avro::Writer::new(&schema, Vec::new());
-    for (k, v) in meta {
-        w.add_user_metadata(k, v).unwrap();
-    }
     let mut dropped = 0;
-    for v in values {
-        if keep(&v) {
-            w.append(v).unwrap();
-        } else {
-            dropped += 1;
-        }
-    }
-    std::fs::write(p, w.into_inner().unwrap()).unwrap();
+    rewrite_avro_records(p, |v| {
+        let kept = keep(&v);
+        dropped += usize::from(!kept);
+        kept.then_some(v)
+    });
     dropped
 }
 

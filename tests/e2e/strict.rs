@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use apache_avro::types::Value as Avro;
 use futures::TryStreamExt;
 use icefloe_core::{Scan, Table};
+use icefloe_testkit::rewrite::rewrite_avro_records;
 use icefloe_testkit::{copy_table, fixtures_dir};
 use serde_json::{json, Value};
 
@@ -41,27 +42,13 @@ fn set_type(dir: &Path, name: &str, ty: &str) {
 /// Rewrites Avro file `p`, keeping its schema and metadata, with `edit` applied to every
 /// record; `edit` returns whether it changed the record.
 fn edit_avro(p: &Path, mut edit: impl FnMut(&mut Vec<(String, Avro)>) -> bool) -> usize {
-    let bytes = std::fs::read(p).unwrap();
-    let reader = apache_avro::Reader::new(&bytes[..]).unwrap();
-    let schema = reader.writer_schema().clone();
-    let meta = reader.user_metadata().clone();
-    let mut records = Vec::new();
     let mut changed = 0;
-    for v in reader {
-        let mut v = v.unwrap();
+    rewrite_avro_records(p, |mut v| {
         if let Avro::Record(fields) = &mut v {
             changed += edit(fields) as usize;
         }
-        records.push(v);
-    }
-    let mut w = apache_avro::Writer::new(&schema, Vec::new());
-    for (k, v) in meta {
-        w.add_user_metadata(k, v).unwrap();
-    }
-    for r in records {
-        w.append(r).unwrap();
-    }
-    std::fs::write(p, w.into_inner().unwrap()).unwrap();
+        Some(v)
+    });
     changed
 }
 

@@ -1,4 +1,5 @@
-//! Rewriting every path a table records, as another writer would have written them.
+//! Rewriting a table's Avro metadata files: every path a table records, as another writer
+//! would have written them, or any edit of their records.
 
 use std::path::Path;
 
@@ -50,7 +51,10 @@ fn edit_json(v: &mut Value, edit: &dyn Fn(&str) -> String) {
     }
 }
 
-fn rewrite_avro(p: &Path, edit: &dyn Fn(&str) -> String) {
+/// Rewrites Avro file `p` (a manifest list or manifest) record by record, keeping its schema
+/// and its metadata (Iceberg's `schema`, `partition-spec`, `format-version`, ...): `edit` gets
+/// each record and returns it, edited or not, or `None` to leave it out.
+pub fn rewrite_avro_records(p: &Path, mut edit: impl FnMut(Avro) -> Option<Avro>) {
     let bytes = std::fs::read(p).unwrap();
     let reader = apache_avro::Reader::new(&bytes[..]).unwrap();
     let schema = reader.writer_schema().clone();
@@ -60,11 +64,19 @@ fn rewrite_avro(p: &Path, edit: &dyn Fn(&str) -> String) {
     for (k, v) in meta {
         w.add_user_metadata(k, v).unwrap();
     }
-    for mut v in values {
-        edit_avro(&mut v, edit, false);
-        w.append(v).unwrap();
+    for v in values {
+        if let Some(v) = edit(v) {
+            w.append(v).unwrap();
+        }
     }
     std::fs::write(p, w.into_inner().unwrap()).unwrap();
+}
+
+fn rewrite_avro(p: &Path, edit: &dyn Fn(&str) -> String) {
+    rewrite_avro_records(p, |mut v| {
+        edit_avro(&mut v, edit, false);
+        Some(v)
+    });
 }
 
 fn edit_avro(v: &mut Avro, edit: &dyn Fn(&str) -> String, is_path: bool) {

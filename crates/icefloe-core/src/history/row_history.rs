@@ -171,6 +171,21 @@ pub async fn row_history(
     cols.push(Arc::new(StringArray::from(until)));
     cols.push(Arc::new(Int64Array::from(until_ms)));
     cols.extend(all.columns()[2..].iter().cloned());
+    RecordBatch::try_new(history_schema(&read_schema), cols).map_err(arrow_err)
+}
+
+/// The Arrow schema of [`row_history`]'s batch for `table`, known before anything is read:
+/// [`HISTORY_COLUMNS`] (`_row_id`, `_last_updated_sequence_number` and the version columns:
+/// snapshot ids as `long`, times as text, `readable_until_ms` in milliseconds since the epoch)
+/// then the columns of the table's current schema.
+pub fn row_history_schema(table: &Table) -> SchemaRef {
+    let columns = table.metadata().current_schema().columns().to_vec();
+    history_schema(&crate::spec::arrow_schema::scan_schema(&columns, true))
+}
+
+/// The history schema over a read schema (`_row_id`, `_last_updated_sequence_number`, the
+/// table's columns).
+fn history_schema(read_schema: &SchemaRef) -> SchemaRef {
     let mut fields: Vec<Arc<Field>> = vec![
         read_schema.fields()[0].clone(),
         read_schema.fields()[1].clone(),
@@ -188,8 +203,7 @@ pub async fn row_history(
         fields.push(Arc::new(Field::new(name, ty, true)));
     }
     fields.extend(read_schema.fields()[2..].iter().cloned());
-    let out: SchemaRef = Arc::new(ArrowSchema::new(fields));
-    RecordBatch::try_new(out, cols).map_err(arrow_err)
+    Arc::new(ArrowSchema::new(fields))
 }
 
 /// When a version read in `snaps` stops being readable: never if an expiry never removes

@@ -18,6 +18,10 @@ mod progress;
 mod render;
 mod report;
 mod retention;
+#[cfg(feature = "sql")]
+mod sql;
+#[cfg(feature = "sql")]
+mod sql_prompt;
 
 use std::process::ExitCode;
 
@@ -93,6 +97,18 @@ enum Command {
     Retention(retention::RetentionArgs),
     /// List files under the table location that no metadata references (nothing is deleted)
     Orphans(orphans::OrphansArgs),
+    /// Query tables with SQL (DataFusion): time travel, the change feed and row history as
+    /// table functions; a prompt with history when QUERY is omitted on a terminal
+    #[cfg(feature = "sql")]
+    Sql(sql::SqlArgs),
+    /// Query tables with SQL (not in this build: cargo build --release -p icefloe-cli
+    /// --features sql)
+    #[cfg(not(feature = "sql"))]
+    #[command(disable_help_flag = true)]
+    Sql {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+        args: Vec<String>,
+    },
     /// List a catalog's tables (with --catalog), in NAMESPACE and below or in all namespaces
     Tables {
         /// The namespace (dotted: a.b); default: every namespace
@@ -136,6 +152,10 @@ impl Command {
             Command::Retention(a) => a.table.catalog = Some(name.to_string()),
             Command::History(a) => a.table.catalog = Some(name.to_string()),
             Command::Orphans(a) => a.table.catalog = Some(name.to_string()),
+            #[cfg(feature = "sql")]
+            Command::Sql(a) => a.catalog = Some(name.to_string()),
+            #[cfg(not(feature = "sql"))]
+            Command::Sql { .. } => {}
             Command::Tables { .. }
             | Command::Mount(_)
             | Command::Completions { .. }
@@ -261,6 +281,12 @@ async fn run(command: Command, catalog: Option<&str>) -> anyhow::Result<()> {
         Command::Retention(a) => retention::retention(a).await,
         Command::History(a) => history::history(a).await,
         Command::Orphans(a) => orphans::orphans(a).await,
+        #[cfg(feature = "sql")]
+        Command::Sql(a) => sql::sql(a).await,
+        #[cfg(not(feature = "sql"))]
+        Command::Sql { .. } => anyhow::bail!(
+            "this icefloe was built without SQL: build it with `cargo build --release -p icefloe-cli --features sql`"
+        ),
         Command::Mount(_) | Command::Completions { .. } | Command::Man { .. } => {
             unreachable!("run outside the runtime")
         }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use datafusion::catalog::{CatalogProvider, MemorySchemaProvider, SchemaProvider, TableProvider};
+use datafusion::datasource::TableType;
 use datafusion::error::Result;
 use icefloe_core::catalog::{Catalog, Namespace, TableIdent};
 
@@ -108,6 +109,19 @@ impl SchemaProvider for IcefloeSchema {
         };
         let t = IcefloeTable::at(table, &icefloe_core::SnapshotSelector::Current, self.extra)?;
         Ok(Some(Arc::new(t)))
+    }
+
+    /// A listed table is a base table, said without loading it (`SHOW TABLES` asks for
+    /// every table's type).
+    async fn table_type(&self, name: &str) -> Result<Option<TableType>> {
+        if let Some(t) = self.registered.table(name).await? {
+            return Ok(Some(t.table_type()));
+        }
+        Ok(self
+            .names
+            .iter()
+            .any(|n| n == name)
+            .then_some(TableType::Base))
     }
 
     fn register_table(

@@ -75,7 +75,7 @@ struct Translator<'a> {
 }
 
 /// A column reference, with the Arrow type its values are compared in (a widening cast's
-/// target), and whether that comparison is the core's.
+/// target).
 struct Col {
     name: String,
     ty: DataType,

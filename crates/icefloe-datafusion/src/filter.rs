@@ -9,15 +9,15 @@
 //!
 //! - comparisons (`=`, `!=`, `<`, `<=`, `>`, `>=`), `IN`, `BETWEEN`, `IS [NOT] NULL`, `AND`,
 //!   `OR`, `NOT`, between a top-level column (or `_row_id`, `_last_updated_sequence_number`)
-//!   and literals of the column's own Arrow type (an integer column widened by a cast too);
-//! - over boolean, integer, decimal, string, binary, fixed, date, time and timestamp columns
-//!   (with or without zone, micro- or nanoseconds).
+//!   and literals of the column's own Arrow type (an integer or `float` column widened by a
+//!   cast too);
+//! - over boolean, integer, `float`, `double`, decimal, string, binary, fixed, date, time and
+//!   timestamp columns (with or without zone, micro- or nanoseconds). Floats compare alike in
+//!   both: `-0.0` equals `0.0`, NaN equals NaN and is above every other value.
 //!
-//! Not handed over (DataFusion filters them alone): comparisons of `float` and `double`
-//! columns (the core orders `-0.0` equal to `0.0`, as Spark does, where DataFusion orders
-//! `-0.0` below `0.0`; `IS NULL` of them is handed over), `uuid`, variant, geometry and
-//! geography columns, nested columns, metadata columns, functions, `LIKE`, and anything the
-//! core's binder refuses (a value its column cannot hold exactly).
+//! Not handed over (DataFusion filters them alone): `uuid`, variant, geometry and geography
+//! columns, nested columns, metadata columns, functions, `LIKE`, and anything the core's
+//! binder refuses (a value its column cannot hold exactly).
 
 use arrow::datatypes::{DataType, TimeUnit};
 use datafusion::common::ScalarValue;
@@ -179,13 +179,17 @@ impl Translator<'_> {
     }
 }
 
-/// Bits and signedness of an integer type.
+/// Bits and kind (integer: true, float: false) of a numeric type whose values a wider type of
+/// the same kind holds exactly.
 fn int_width(t: &DataType) -> Option<(u32, bool)> {
     Some(match t {
         DataType::Int8 => (8, true),
         DataType::Int16 => (16, true),
         DataType::Int32 => (32, true),
         DataType::Int64 => (64, true),
+        // Floats as their own kind: `float` widens to `double` exactly.
+        DataType::Float32 => (32, false),
+        DataType::Float64 => (64, false),
         _ => return None,
     })
 }
@@ -199,6 +203,8 @@ fn comparable(t: &DataType) -> bool {
             | DataType::Int16
             | DataType::Int32
             | DataType::Int64
+            | DataType::Float32
+            | DataType::Float64
             | DataType::Decimal128(..)
             | DataType::Utf8
             | DataType::Binary
@@ -244,6 +250,10 @@ fn literal(e: &Expr, ty: &DataType) -> Option<ValueRef> {
         ScalarValue::Int16(Some(x)) => ValueKind::Number(x.to_string()),
         ScalarValue::Int32(Some(x)) => ValueKind::Number(x.to_string()),
         ScalarValue::Int64(Some(x)) => ValueKind::Number(x.to_string()),
+        // The float's exact value (a `float` widened to `double`), in the shortest text that
+        // reads back as it.
+        ScalarValue::Float32(Some(x)) => ValueKind::Number(float_text(f64::from(*x))),
+        ScalarValue::Float64(Some(x)) => ValueKind::Number(float_text(*x)),
         ScalarValue::Decimal128(Some(x), _, scale) => {
             ValueKind::Number(text(&|o| push_decimal(o, *x, *scale))?)
         }
@@ -271,6 +281,17 @@ fn literal(e: &Expr, ty: &DataType) -> Option<ValueRef> {
         _ => return None,
     };
     Some(ValueRef { kind, pos: 0 })
+}
+
+/// A double as the core's filter reads it back exactly (`NaN`, `Infinity`, `-Infinity`).
+fn float_text(x: f64) -> String {
+    if x.is_nan() {
+        "NaN".into()
+    } else if x.is_infinite() {
+        if x > 0.0 { "Infinity" } else { "-Infinity" }.into()
+    } else {
+        format!("{x:?}")
+    }
 }
 
 #[cfg(test)]
@@ -305,12 +326,21 @@ mod tests {
         ));
         // A literal of another type, floats, unknown columns, functions: not handed over.
         assert!(t(col("i").eq(lit(5i64))).is_none());
-        assert!(t(col("x").lt(lit(0.0f64))).is_none());
         assert!(t(col("x").is_null()).is_some());
+        match t(col("x").lt(lit(0.1f32))) {
+            None => {}
+            Some(other) => panic!("a float literal of another type: {other:?}"),
+        }
+        match t(col("x").lt(lit(f64::from(0.1f32)))) {
+            Some(CoreExpr::Cmp { value, .. }) => {
+                assert_eq!(value.kind, ValueKind::Number("0.10000000149011612".into()))
+            }
+            other => panic!("{other:?}"),
+        }
         assert!(t(col("nope").eq(lit(1i32))).is_none());
         assert!(t(col("s").like(lit("a%"))).is_none());
         // An OR is handed over only whole.
-        assert!(t(col("i").eq(lit(1i32)).or(col("x").lt(lit(0.0f64)))).is_none());
+        assert!(t(col("i").eq(lit(1i32)).or(col("nope").lt(lit(0.0f64)))).is_none());
         assert!(t(col("i").eq(lit(1i32)).or(col("s").eq(lit("a")))).is_some());
         let ts = ScalarValue::TimestampMicrosecond(Some(-1), Some("+00:00".into()));
         match t(col("ts").gt_eq(Expr::Literal(ts, None))) {

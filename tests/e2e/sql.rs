@@ -517,6 +517,7 @@ async fn filters_on_every_type_equal_unfiltered_reads_filtered() {
             }
         }
     }
+    eprintln!("{queries} filters compared, {pushed} of them given to the core");
     assert!(queries > 500, "{queries} filters");
     assert!(
         pushed > 300,
@@ -589,7 +590,10 @@ async fn nulls_nan_negative_zero_and_zones() {
         let df = s.sql(&sql).await.unwrap();
         let plan = df.clone().create_physical_plan().await.unwrap();
         let shown = displayable(plan.as_ref()).indent(true).to_string();
-        assert!(shown.contains("filter="), "not given to the core: {sql}\n{shown}");
+        assert!(
+            shown.contains("filter="),
+            "not given to the core: {sql}\n{shown}"
+        );
         let mut got: Vec<i64> = jsonl(&df.collect().await.unwrap())
             .iter()
             .map(|r| r["id"].as_i64().unwrap())

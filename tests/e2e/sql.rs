@@ -328,6 +328,7 @@ async fn join_of_two_snapshots_equals_the_change_feed() {
             compared += 1;
         }
     }
+    eprintln!("{compared} commits compared with the change feed");
     assert!(compared >= 10, "only {compared} commits compared");
 }
 

@@ -605,3 +605,45 @@ async fn nulls_nan_negative_zero_and_zones() {
         assert_eq!(got, want, "{sql}");
     }
 }
+
+/// The plan: `count(*)` answered from the exact live count where metadata gives it (deletion
+/// vectors only) and read where it does not (equality deletes), both equal to cat's count;
+/// `LIMIT` given to the scan; the file scan tasks spread over the session's partitions.
+#[tokio::test(flavor = "multi_thread")]
+async fn statistics_limit_and_partitions() {
+    let config = datafusion::prelude::SessionConfig::new().with_target_partitions(4);
+    let s = IcefloeSession::with_config(config, ExtraColumns::default());
+    for name in ["v3_basic", "equality_deletes_v3"] {
+        let f = all_snapshots()
+            .into_iter()
+            .find(|f| f.table == name)
+            .unwrap();
+        s.register_table(name, open(&f).await).unwrap();
+    }
+    let plan = |sql: String| {
+        let s = &s;
+        async move {
+            let df = s.sql(&sql).await.unwrap();
+            let p = df.create_physical_plan().await.unwrap();
+            let shown = displayable(p.as_ref()).indent(true).to_string();
+            shown
+        }
+    };
+    for (name, from_metadata) in [("v3_basic", true), ("equality_deletes_v3", false)] {
+        let f = all_snapshots()
+            .into_iter()
+            .find(|f| f.table == name)
+            .unwrap();
+        let (_, want) = cat(&open(&f).await, SnapshotSelector::Current, false, None).await;
+        let shown = plan(format!("SELECT count(*) FROM {name}")).await;
+        assert_eq!(!shown.contains("IcefloeScanExec"), from_metadata, "{shown}");
+        let n = rows(&s, &format!("SELECT count(*) AS n FROM {name}")).await;
+        assert_eq!(n[0]["n"], Value::from(want.len()), "{name}");
+    }
+    let shown = plan("SELECT * FROM v3_basic LIMIT 3".into()).await;
+    assert!(shown.contains("limit=3"), "{shown}");
+    assert_eq!(rows(&s, "SELECT * FROM v3_basic LIMIT 3").await.len(), 3);
+    // v3_basic's current snapshot has more data files than partitions: four partitions.
+    let shown = plan("SELECT * FROM v3_basic".into()).await;
+    assert!(shown.contains("partitions=4"), "{shown}");
+}

@@ -192,8 +192,9 @@ pub async fn open_parquet_with(
 ) -> crate::Result<OpenedParquet> {
     let (store, path, shown) = io.file(written)?;
     let remote = !super::location::Location::parse(&shown).is_local();
+    // One request, like any other: at most a part.
     let prefetch = if remote {
-        REMOTE_FOOTER_PREFETCH
+        REMOTE_FOOTER_PREFETCH.min(io.ranged_fetch().part_bytes as usize)
     } else {
         FOOTER_PREFETCH
     };

@@ -140,12 +140,12 @@ pub struct RangedFetch {
 }
 
 impl RangedFetch {
-    /// Requests of at most `part_bytes` (at least 64 KiB, at most `in_flight`) within a budget
+    /// Requests of at most `part_bytes` (at least 4 KiB, at most `in_flight`) within a budget
     /// of `in_flight` bytes.
     pub fn new(part_bytes: u64, in_flight: u64) -> RangedFetch {
         let budget = FetchBudget::new(in_flight);
         RangedFetch {
-            part_bytes: part_bytes.max(64 << 10).min(budget.bytes()),
+            part_bytes: part_bytes.max(4 << 10).min(budget.bytes()),
             budget,
         }
     }

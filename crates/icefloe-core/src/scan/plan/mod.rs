@@ -20,6 +20,7 @@
 //! it: it needs both halves.
 
 pub mod column_stats;
+pub mod in_flight;
 pub mod estimate_rows;
 pub mod live_count;
 pub mod partition_dirs;

@@ -35,7 +35,7 @@ pub const MANIFEST_BYTES_IN_FLIGHT: u64 = 32 << 20;
 const MANIFESTS_IN_FLIGHT: usize = 8;
 
 /// Live entries handed over at once.
-const CHUNK_ENTRIES: usize = 1024;
+const CHUNK_ENTRIES: usize = 256;
 
 /// Chunks a manifest's task may decode ahead of the planner.
 const CHUNKS_AHEAD: usize = 2;
@@ -218,6 +218,7 @@ impl Chunker<'_> {
             return;
         }
         let admitted = self.pruner.is_none_or(|p| p.may_match(&entry.data_file));
+        let entry = if admitted { entry } else { ruled_out(entry) };
         self.entries.push(Judged { entry, admitted });
         if self.entries.len() >= CHUNK_ENTRIES {
             let _ = self.flush().await;
@@ -232,4 +233,21 @@ impl Chunker<'_> {
         self.closed = self.out.send(Ok(full)).await.is_err();
         Ok(())
     }
+}
+
+/// An entry pruning ruled out, without what only a task would need (column metrics): it is
+/// kept only until the whole-snapshot checks have seen its file (`validate::live_files`).
+fn ruled_out(mut entry: ManifestEntry) -> ManifestEntry {
+    if let Some(f) = Arc::get_mut(&mut entry.data_file) {
+        for counts in [
+            &mut f.value_counts,
+            &mut f.null_value_counts,
+            &mut f.nan_value_counts,
+        ] {
+            *counts = Default::default();
+        }
+        f.lower_bounds = Default::default();
+        f.upper_bounds = Default::default();
+    }
+    entry
 }

@@ -243,7 +243,13 @@ pub struct ManifestEntries<'a> {
     count: u64,
     left: u64,
     done: bool,
+    /// Whether a file with these partition values may be wanted (its metrics decoded).
+    wanted: Option<PartitionFilter<'a>>,
 }
+
+/// Says whether a file with the given partition values (in partition spec field order) may
+/// be wanted: see [`ManifestEntries::with_partition_filter`].
+pub type PartitionFilter<'a> = Box<dyn Fn(&[Option<Literal>]) -> bool + Send + 'a>;
 
 impl<'a> ManifestEntries<'a> {
     /// Opens the manifest `bytes` (read its header and writer schema); `path` names it in
@@ -304,7 +310,18 @@ impl<'a> ManifestEntries<'a> {
             count: 0,
             left: 0,
             done: false,
+            wanted: None,
         })
+    }
+
+    /// Decodes the column metrics (value, null and NaN counts, bounds) only of entries whose
+    /// partition values `wanted` admits: the others come without bounds, and with only the
+    /// negative counts (which the manifest rules refuse) in their count maps. For a filter
+    /// that rules files out by their partition values, before their metrics are decoded;
+    /// every other field, and so every rule of the entry, is read as without it.
+    pub fn with_partition_filter(mut self, wanted: PartitionFilter<'a>) -> ManifestEntries<'a> {
+        self.wanted = Some(wanted);
+        self
     }
 
     /// The warnings found so far (the manifest's, not its entries'), taken.
@@ -319,7 +336,19 @@ impl<'a> ManifestEntries<'a> {
         loop {
             if self.left > 0 {
                 let mut c = Cursor::new(&self.block[self.at..]);
-                let raw = self.reader.read(&mut c).map_err(corrupt)?;
+                let (types, projection) = (self.partition_types, self.projection.as_deref());
+                let wanted = self.wanted.as_deref();
+                let mut wants_metrics = |p: Option<&[apache_avro::types::Value]>| match (wanted, p)
+                {
+                    (Some(wanted), Some(p)) => {
+                        partition_literals(p, projection, types).is_none_or(|p| wanted(&p))
+                    }
+                    _ => true,
+                };
+                let raw = self
+                    .reader
+                    .read(&mut c, &mut wants_metrics)
+                    .map_err(corrupt)?;
                 let rest = c.buf.len();
                 let entry = entry_of(
                     raw,
@@ -374,6 +403,27 @@ impl Iterator for ManifestEntries<'_> {
             }
         }
     }
+}
+
+/// A partition tuple's values as the spec's fields' literals; `None` when they do not read as
+/// them (the entry's own decoding then says why).
+fn partition_literals(
+    tuple: &[apache_avro::types::Value],
+    projection: Option<&[usize]>,
+    types: &[PrimitiveType],
+) -> Option<Vec<Option<Literal>>> {
+    let value = |k: usize| match projection {
+        Some(at) => tuple.get(*at.get(k)?),
+        None => tuple.get(k),
+    };
+    if projection.is_none() && tuple.len() != types.len() {
+        return None;
+    }
+    types
+        .iter()
+        .enumerate()
+        .map(|(k, t)| to_literal(value(k)?, t).ok())
+        .collect()
 }
 
 /// One entry with the spec's defaults and inheritance applied; `next_row_id` is the next row

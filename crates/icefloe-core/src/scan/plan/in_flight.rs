@@ -188,6 +188,12 @@ async fn send_entries(
         &key.types,
         Some(&key.spec_ids),
     )?;
+    if let Some(p) = pruner {
+        // Entries ruled out by their partition values are decoded without their metrics.
+        let spec_id = mf.partition_spec_id;
+        entries = entries
+            .with_partition_filter(Box::new(move |v| p.may_match_partition_values(spec_id, v)));
+    }
     // The manifest's own warnings (its partition tuple) before any of its entries.
     table.warnings().report_all(&entries.take_warnings())?;
     let mut check = ManifestCheck::new(mf, table.metadata(), &key.shown);

@@ -243,3 +243,81 @@ async fn a_selective_filter_keeps_about_the_entries_it_matches() {
         "a plan keeping {matching} of {files} files peaked at {peak} bytes ({manifest_bytes} bytes of manifests, {kept_all} bytes of decoded entries)"
     );
 }
+
+/// Sets the first count of an entry's `value_counts` (through unions) to -1; false when it
+/// has none.
+fn negate_a_value_count(entry: &mut Avro) -> bool {
+    fn first_count(v: &mut Avro) -> Option<&mut Avro> {
+        match v {
+            Avro::Union(_, inner) => first_count(inner),
+            Avro::Array(items) => items.first_mut().and_then(|kv| field(record(kv), "value")),
+            _ => None,
+        }
+    }
+    let df = record(field(record(entry), "data_file").unwrap());
+    match field(df, "value_counts").and_then(first_count) {
+        Some(v) => {
+            *v = Avro::Long(-1);
+            true
+        }
+        None => false,
+    }
+}
+
+#[tokio::test]
+async fn an_entry_a_filter_rules_out_is_still_checked() {
+    let _serial = SERIAL.lock().await;
+    small_caches();
+    // A negative value count in the first entry of a data manifest of the merged table (too
+    // large for the cache, so planning decodes it as a stream): a filter on another `cat`
+    // rules that entry out by its partition before its metrics are decoded, and the manifest
+    // is refused all the same.
+    let tmp = merged_table().await;
+    let table = Table::open(tmp.path().to_str().unwrap()).await.unwrap();
+    let s = table.metadata().current_snapshot().unwrap().clone();
+    let list = table.manifest_list(&s).await.unwrap();
+    // A data manifest holding files of two `cat` values (so that its partition summary
+    // cannot skip it for either), the `cat` of its first entry, and the other.
+    let mut found = None;
+    for mf in list.iter().filter(|mf| mf.content == ManifestContent::Data) {
+        let spec = table
+            .metadata()
+            .partition_spec(mf.partition_spec_id)
+            .unwrap();
+        let k = spec.fields.iter().position(|f| f.name == "cat").unwrap();
+        let entries = load_manifest(&table, mf).await.unwrap();
+        let cat = |e: &icefloe_core::spec::ManifestEntry| match &e.data_file.partition[k] {
+            Some(Literal::String(c)) => Some(c.clone()),
+            _ => None,
+        };
+        let Some(first) = cat(&entries[0]) else {
+            continue;
+        };
+        if let Some(other) = entries.iter().filter_map(cat).find(|c| *c != first) {
+            found = Some((mf.clone(), other));
+            break;
+        }
+    }
+    let (mf, other) = found.expect("a data manifest of two cat values");
+    let mut edited = false;
+    expand_avro_records(
+        &tmp.path().join("metadata").join(file_name(&mf.manifest_path)),
+        |mut e| {
+            if !edited {
+                edited = negate_a_value_count(&mut e);
+                assert!(edited, "the first entry has value counts");
+            }
+            vec![e]
+        },
+    );
+    Caches::global().manifests.invalidate_all();
+    let scan = Scan::builder()
+        .filter(parse(&format!("cat = '{other}'")).unwrap())
+        .build(&table)
+        .unwrap();
+    let err = scan.plan_files().await.unwrap_err().to_string();
+    assert!(
+        err.contains("value_counts") && err.contains(&file_name(&mf.manifest_path)),
+        "{err}"
+    );
+}

@@ -146,15 +146,27 @@ async fn reference(
 }
 
 fn paths(tasks: &[icefloe_core::FileScanTask]) -> Vec<String> {
-    tasks.iter().map(|t| t.data_file.file_path.clone()).collect()
+    tasks
+        .iter()
+        .map(|t| t.data_file.file_path.clone())
+        .collect()
 }
 
 /// The `cat` value (identity partition) of every live data file, counted.
 async fn cats(table: &Table) -> BTreeMap<String, usize> {
     let s = table.metadata().current_snapshot().unwrap().clone();
     let mut out = BTreeMap::new();
-    for t in Scan::builder().build(table).unwrap().plan_files().await.unwrap() {
-        let spec = table.metadata().partition_spec(t.data_file.spec_id).unwrap();
+    for t in Scan::builder()
+        .build(table)
+        .unwrap()
+        .plan_files()
+        .await
+        .unwrap()
+    {
+        let spec = table
+            .metadata()
+            .partition_spec(t.data_file.spec_id)
+            .unwrap();
         let k = spec.fields.iter().position(|f| f.name == "cat").unwrap();
         if let Some(Literal::String(c)) = &t.data_file.partition[k] {
             *out.entry(c.clone()).or_default() += 1;
@@ -301,7 +313,9 @@ async fn an_entry_a_filter_rules_out_is_still_checked() {
     let (mf, other) = found.expect("a data manifest of two cat values");
     let mut edited = false;
     expand_avro_records(
-        &tmp.path().join("metadata").join(file_name(&mf.manifest_path)),
+        &tmp.path()
+            .join("metadata")
+            .join(file_name(&mf.manifest_path)),
         |mut e| {
             if !edited {
                 edited = negate_a_value_count(&mut e);

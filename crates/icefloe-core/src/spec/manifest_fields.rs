@@ -202,9 +202,7 @@ impl EntryReader {
                     d.partition = read_partition(c, s, node)?;
                     metrics = wants_metrics(d.partition.as_deref());
                 }
-                Field::ValueCounts | Field::NullValueCounts | Field::NanValueCounts
-                    if !metrics =>
-                {
+                Field::ValueCounts | Field::NullValueCounts | Field::NanValueCounts if !metrics => {
                     let negative = read_negative_counts(c, s, node)?;
                     match field {
                         Field::ValueCounts => d.value_counts = negative,

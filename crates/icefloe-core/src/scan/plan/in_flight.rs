@@ -181,13 +181,8 @@ async fn send_entries(
         .io()
         .read_capped(&mf.manifest_path, crate::io::limits::Capped::Manifest)
         .await?;
-    let mut entries = ManifestEntries::open(
-        &bytes,
-        &key.shown,
-        mf,
-        &key.types,
-        Some(&key.spec_ids),
-    )?;
+    let mut entries =
+        ManifestEntries::open(&bytes, &key.shown, mf, &key.types, Some(&key.spec_ids))?;
     if let Some(p) = pruner {
         // Entries ruled out by their partition values are decoded without their metrics.
         let spec_id = mf.partition_spec_id;

@@ -15,8 +15,8 @@ use crate::delete::index::DeleteIndex;
 use crate::spec::manifest::read_manifest_of_spec;
 use crate::spec::ManifestContent;
 use crate::spec::{
-    FileFormat, ManifestEntry, ManifestFile, PartitionSpec, PrimitiveType, Snapshot,
-    Transform, Type,
+    FileFormat, ManifestEntry, ManifestFile, PartitionSpec, PrimitiveType, Snapshot, Transform,
+    Type,
 };
 use crate::table::Table;
 use crate::validate::live_files::LiveFiles;

@@ -142,7 +142,10 @@ fn bytes_in_flight_never_exceed_the_budget() {
     let names = StringArray::from_iter_values((0..rows).map(|i| format!("name-{i:08}")));
     let batch = arrow::record_batch::RecordBatch::try_from_iter([
         ("id", std::sync::Arc::new(ids) as std::sync::Arc<dyn Array>),
-        ("name", std::sync::Arc::new(names) as std::sync::Arc<dyn Array>),
+        (
+            "name",
+            std::sync::Arc::new(names) as std::sync::Arc<dyn Array>,
+        ),
     ])
     .unwrap();
     let props = parquet::file::properties::WriterProperties::builder()
@@ -158,7 +161,9 @@ fn bytes_in_flight_never_exceed_the_budget() {
     .unwrap();
     w.write(&batch).unwrap();
     w.close().unwrap();
-    let size = std::fs::metadata(dir.path().join("big.parquet")).unwrap().len();
+    let size = std::fs::metadata(dir.path().join("big.parquet"))
+        .unwrap()
+        .len();
     assert!(size > 4 << 20, "{size} bytes");
     servers::upload_dir(dir.path(), "s3://lake/", "files", &opts);
 
@@ -210,7 +215,11 @@ fn bytes_in_flight_never_exceed_the_budget() {
         fetch.budget.peak()
     );
     // Several requests were in flight at once: more than one part's worth.
-    assert!(fetch.budget.peak() > 16 << 10, "peak {}", fetch.budget.peak());
+    assert!(
+        fetch.budget.peak() > 16 << 10,
+        "peak {}",
+        fetch.budget.peak()
+    );
     assert_eq!(fetch.budget.in_flight(), 0, "bytes still counted in flight");
 }
 

@@ -135,11 +135,16 @@ impl StorageConfig {
     pub fn ranged_fetch(&self) -> crate::Result<super::ranged::RangedFetch> {
         let bytes = |key: &str, default: u64| match self.get(key) {
             None => Ok(default),
-            Some(v) => v.trim().parse::<u64>().ok().filter(|n| *n > 0).ok_or_else(|| {
-                crate::Error::InvalidArgument(format!(
-                    "storage option {key}={v:?}: not a whole number of bytes above 0"
-                ))
-            }),
+            Some(v) => v
+                .trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| {
+                    crate::Error::InvalidArgument(format!(
+                        "storage option {key}={v:?}: not a whole number of bytes above 0"
+                    ))
+                }),
         };
         Ok(super::ranged::RangedFetch::new(
             bytes(PART_KEY, PART_BYTES)?,
@@ -207,7 +212,9 @@ pub enum Ambient {
 
 /// Whether one of the object stores takes configuration key `key`.
 fn is_known_key(key: &str) -> bool {
-    if [READ_SLICE_KEY, PART_KEY, IN_FLIGHT_KEY].contains(&key) || LIMIT_KEYS.iter().any(|(k, _)| *k == key) {
+    if [READ_SLICE_KEY, PART_KEY, IN_FLIGHT_KEY].contains(&key)
+        || LIMIT_KEYS.iter().any(|(k, _)| *k == key)
+    {
         return true;
     }
     #[cfg(feature = "cloud")]

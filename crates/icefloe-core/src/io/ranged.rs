@@ -177,9 +177,7 @@ pub fn plan(ranges: &[Range<u64>], gap: u64, part: u64) -> Vec<Range<u64>> {
     let mut merged: Vec<Range<u64>> = Vec::new();
     for r in sorted {
         match merged.last_mut() {
-            Some(last) if r.start <= last.end.saturating_add(gap) => {
-                last.end = last.end.max(r.end)
-            }
+            Some(last) if r.start <= last.end.saturating_add(gap) => last.end = last.end.max(r.end),
             _ => merged.push(r),
         }
     }
@@ -255,7 +253,11 @@ mod tests {
             .collect();
         for want in [0..1000u64, 10..20, 240..260, 249..751, 999..1000, 7..7] {
             let got = cut(&parts, &fetched, &want);
-            assert_eq!(&got[..], &data[want.start as usize..want.end as usize], "{want:?}");
+            assert_eq!(
+                &got[..],
+                &data[want.start as usize..want.end as usize],
+                "{want:?}"
+            );
         }
     }
 
@@ -264,9 +266,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let data: Vec<u8> = (0..200_000u32).map(|i| (i * 7 % 251) as u8).collect();
         std::fs::write(dir.path().join("f"), &data).unwrap();
-        let store: Arc<dyn ObjectStore> = Arc::new(
-            object_store::local::LocalFileSystem::new_with_prefix(dir.path()).unwrap(),
-        );
+        let store: Arc<dyn ObjectStore> =
+            Arc::new(object_store::local::LocalFileSystem::new_with_prefix(dir.path()).unwrap());
         // Parts of 64 KiB within 128 KiB: the budget holds two parts at a time.
         let fetch = RangedFetch::new(64 << 10, 128 << 10);
         let ranges = [150_000..200_000, 0..100_000, 100_500..101_000, 5..6];

@@ -26,7 +26,8 @@ impl Scan {
     /// round trip less. Errors: the first delete file that fails to load or validate (a footer
     /// that cannot be read is the read's error, later).
     pub async fn load_deletes(&self, tasks: &[FileScanTask]) -> crate::Result<()> {
-        let (deletes, ()) = futures::join!(self.load_delete_files(tasks), self.prefetch_footers(tasks));
+        let (deletes, ()) =
+            futures::join!(self.load_delete_files(tasks), self.prefetch_footers(tasks));
         deletes
     }
 

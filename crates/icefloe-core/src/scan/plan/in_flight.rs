@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 
-use super::planner::{load_manifest_cached, manifest_cache_key};
+use super::planner::{load_manifest_cached, manifest_cache_key, Metrics};
 use super::prune::Pruner;
 use crate::spawned::AbortOnDrop;
 use crate::spec::manifest::ManifestEntries;
@@ -63,13 +63,15 @@ pub struct Manifests {
 impl Manifests {
     /// Starts fetching and decoding `manifests` of `table`, in order, at most
     /// [`MANIFEST_BYTES_IN_FLIGHT`] bytes of them at once; `pruner` judges the live entries,
-    /// and `keep` says whether what is decoded goes into the manifest cache. Must be called
+    /// `keep` says whether what is decoded goes into the manifest cache, and `metrics` whether
+    /// the entries handed over carry their column metrics. Must be called
     /// inside a tokio runtime; dropping the result stops the work.
     pub fn start(
         table: &Table,
         manifests: Vec<ManifestFile>,
         pruner: Option<Arc<Pruner>>,
         keep: bool,
+        metrics: Metrics,
     ) -> Manifests {
         let (tx, rx) = mpsc::channel(MANIFESTS_IN_FLIGHT);
         let table = table.clone();
@@ -86,6 +88,7 @@ impl Manifests {
                     mf.clone(),
                     pruner.clone(),
                     keep,
+                    metrics,
                     chunks_tx,
                     permit,
                 ));
@@ -124,11 +127,12 @@ async fn decode(
     mf: ManifestFile,
     pruner: Option<Arc<Pruner>>,
     keep: bool,
+    metrics: Metrics,
     out: mpsc::Sender<crate::Result<Vec<Judged>>>,
     permit: OwnedSemaphorePermit,
 ) {
     let shown = table.io().shown(&mf.manifest_path);
-    let run = send_entries(&table, &mf, pruner.as_deref(), keep, &out);
+    let run = send_entries(&table, &mf, pruner.as_deref(), keep, metrics, &out);
     let result = match crate::guard::guarded(run).await {
         Ok(r) => r,
         Err(panic) => Err(crate::Error::manifest(
@@ -148,10 +152,12 @@ async fn send_entries(
     mf: &ManifestFile,
     pruner: Option<&Pruner>,
     keep: bool,
+    metrics: Metrics,
     out: &mpsc::Sender<crate::Result<Vec<Judged>>>,
 ) -> crate::Result<()> {
     let mut chunk = Chunker {
         pruner,
+        metrics,
         out,
         entries: Vec::with_capacity(CHUNK_ENTRIES),
         closed: false,
@@ -183,11 +189,16 @@ async fn send_entries(
         .await?;
     let mut entries =
         ManifestEntries::open(&bytes, &key.shown, mf, &key.types, Some(&key.spec_ids))?;
-    if let Some(p) = pruner {
+    match (pruner, metrics) {
         // Entries ruled out by their partition values are decoded without their metrics.
-        let spec_id = mf.partition_spec_id;
-        entries = entries
-            .with_partition_filter(Box::new(move |v| p.may_match_partition_values(spec_id, v)));
+        (Some(p), _) => {
+            let spec_id = mf.partition_spec_id;
+            entries = entries
+                .with_partition_filter(Box::new(move |v| p.may_match_partition_values(spec_id, v)));
+        }
+        // Nothing judges them, and no one wants them: none are decoded.
+        (None, Metrics::Drop) => entries = entries.with_partition_filter(Box::new(|_| false)),
+        (None, Metrics::Keep) => {}
     }
     // The manifest's own warnings (its partition tuple) before any of its entries.
     table.warnings().report_all(&entries.take_warnings())?;
@@ -207,6 +218,7 @@ async fn send_entries(
 /// Live entries gathered into chunks and sent when full.
 struct Chunker<'a> {
     pruner: Option<&'a Pruner>,
+    metrics: Metrics,
     out: &'a mpsc::Sender<crate::Result<Vec<Judged>>>,
     entries: Vec<Judged>,
     /// Whether the receiver is gone (nothing more to do).
@@ -219,7 +231,11 @@ impl Chunker<'_> {
             return;
         }
         let admitted = self.pruner.is_none_or(|p| p.may_match(&entry.data_file));
-        let entry = if admitted { entry } else { ruled_out(entry) };
+        let entry = if admitted && self.metrics == Metrics::Keep {
+            entry
+        } else {
+            ruled_out(entry)
+        };
         self.entries.push(Judged { entry, admitted });
         if self.entries.len() >= CHUNK_ENTRIES {
             let _ = self.flush().await;

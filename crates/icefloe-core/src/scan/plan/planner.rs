@@ -188,7 +188,7 @@ pub async fn live_entries(table: &Table, snapshot: &Snapshot) -> crate::Result<V
 async fn entries_of(table: &Table, list: &[&ManifestFile]) -> crate::Result<Vec<ManifestEntry>> {
     let list: Vec<ManifestFile> = list.iter().map(|mf| (*mf).clone()).collect();
     let keep = worth_caching(table, &list);
-    let mut manifests = Manifests::start(table, list, None, keep);
+    let mut manifests = Manifests::start(table, list, None, keep, Metrics::Keep);
     let mut out = Vec::new();
     while let Some(mut m) = manifests.next().await {
         while let Some(chunk) = m.chunks.recv().await {
@@ -270,7 +270,17 @@ pub fn plan_stream(
     snapshot: &Snapshot,
     pruner: Option<&Pruner>,
 ) -> BoxStream<'static, crate::Result<FileScanTask>> {
-    plan_batches(table, snapshot, pruner)
+    plan_stream_with(table, snapshot, pruner, Metrics::Keep)
+}
+
+/// [`plan_stream`], with or without the tasks' column metrics.
+pub fn plan_stream_with(
+    table: &Table,
+    snapshot: &Snapshot,
+    pruner: Option<&Pruner>,
+    metrics: Metrics,
+) -> BoxStream<'static, crate::Result<FileScanTask>> {
+    plan_batches_with(table, snapshot, pruner, metrics)
         .map_ok(|b| futures::stream::iter(b.tasks.into_iter().map(Ok)))
         .try_flatten()
         .boxed()
@@ -292,8 +302,30 @@ pub fn plan_batches(
     snapshot: &Snapshot,
     pruner: Option<&Pruner>,
 ) -> BoxStream<'static, crate::Result<PlannedBatch>> {
+    plan_batches_with(table, snapshot, pruner, Metrics::Keep)
+}
+
+/// Whether the tasks of a plan carry their data files' column metrics (value, null and NaN
+/// counts, bounds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metrics {
+    /// As the manifests record them: what reads prune row groups and pages with.
+    Keep,
+    /// Not decoded (only negative counts, which the manifest rules refuse, are kept): for a
+    /// listing of files, where decoding them is most of a large plan's work. Entries are
+    /// still judged by the pruner with their metrics.
+    Drop,
+}
+
+/// [`plan_batches`], with or without the tasks' column metrics.
+pub fn plan_batches_with(
+    table: &Table,
+    snapshot: &Snapshot,
+    pruner: Option<&Pruner>,
+    metrics: Metrics,
+) -> BoxStream<'static, crate::Result<PlannedBatch>> {
     let (table, snapshot, pruner) = (table.clone(), snapshot.clone(), pruner.cloned());
-    futures::stream::once(Planner::start(table, snapshot, pruner))
+    futures::stream::once(Planner::start(table, snapshot, pruner, metrics))
         .map(|started| match started {
             Err(e) => futures::stream::once(async { Err(e) }).boxed(),
             Ok((planner, stats)) => {
@@ -329,6 +361,7 @@ impl Planner {
         table: Table,
         snapshot: Snapshot,
         pruner: Option<Pruner>,
+        metrics: Metrics,
     ) -> crate::Result<(Planner, PlanStats)> {
         let list = table.manifest_list(&snapshot).await?;
         let mut stats = PlanStats::default();
@@ -385,7 +418,7 @@ impl Planner {
         // Each manifest is fetched and decoded on a task of its own (decoding is CPU work
         // that may use another core), under a budget of bytes in flight, in list order; the
         // pruner judges each entry as it is decoded.
-        let manifests = Manifests::start(&table, data, pruner.map(Arc::new), keep);
+        let manifests = Manifests::start(&table, data, pruner.map(Arc::new), keep, metrics);
         let planner = Planner {
             table,
             snapshot,

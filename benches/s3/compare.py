@@ -2,8 +2,9 @@
 """The measuring half of benches/s3/run.sh, which installs and builds what this needs and then
 runs it (see run.sh for the options). Standard library only.
 
-Starts moto on 127.0.0.1, uploads TABLE to s3://bench/wh/db/<its directory name>/, starts
-tests/fault_proxy.py in front of moto (--latency-ms, --bandwidth-mbps), and times
+Starts an S3 server on 127.0.0.1 (s3s-fs with --s3s, else moto), uploads TABLE to
+s3://bench/wh/db/<its directory name>/, starts tests/fault_proxy.py in front of it
+(--latency-ms, --bandwidth-mbps), and times
 
   (a) icefloe cat TABLE --format csv > /dev/null                        local disk
   (b) icefloe cat s3://bench/wh/db/<name> --format csv > /dev/null      through the proxy
@@ -61,10 +62,17 @@ def wait_port(port, proc, name):
     raise SystemExit(f"{name} did not listen on port {port} within 60 s")
 
 
-def upload(table, port, prefix):
-    """PUTs every file under `table` to bucket `bench` at `prefix` (moto takes unsigned PUTs)."""
+def upload(table, port, prefix, signed=False):
+    """PUTs every file under `table` to bucket `bench` at `prefix`: unsigned (moto takes
+    those), or `signed` with SigV4 by curl (s3s-fs checks signatures)."""
 
     def put(path, data=b""):
+        if signed:
+            subprocess.run(["curl", "-sSf", "-X", "PUT", "--aws-sigv4", "aws:amz:us-east-1:s3",
+                            "--user", "testing:testing", "-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD",
+                            "--data-binary", "@-", f"http://127.0.0.1:{port}/{path}"],
+                           input=data, check=True, stdout=subprocess.DEVNULL)
+            return
         req = urllib.request.Request(f"http://127.0.0.1:{port}/{path}", data=data, method="PUT",
                                      headers={"Content-Type": "application/octet-stream"})
         urllib.request.urlopen(req, timeout=300).read()
@@ -152,7 +160,8 @@ def run_to_pipe(cmd, env, errlog):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--icefloe", required=True)
-    ap.add_argument("--moto", required=True, help="moto_server")
+    ap.add_argument("--moto", help="moto_server")
+    ap.add_argument("--s3s", help="s3s-fs (serves the table instead of moto)")
     ap.add_argument("--proxy", required=True, help="tests/fault_proxy.py")
     ap.add_argument("--duckdb-python", help="a Python with duckdb and its avro, iceberg and "
                     "httpfs extension packages (no DuckDB row without it)")
@@ -161,6 +170,9 @@ def main():
     ap.add_argument("--bandwidth-mbps", type=float, default=80)
     ap.add_argument("--runs", type=int, default=2)
     a = ap.parse_args()
+    if not (a.moto or a.s3s):
+        ap.error("give --moto or --s3s")
+    server_name = "s3s-fs" if a.s3s else "moto"
     table = os.path.abspath(a.table)
     name = os.path.basename(table.rstrip("/"))
     url = f"s3://bench/wh/db/{name}"
@@ -169,12 +181,18 @@ def main():
     with tempfile.TemporaryDirectory(prefix="icefloe-s3-bench-") as out:
         try:
             s3_port = free_port()
-            moto = subprocess.Popen([a.moto, "-H", "127.0.0.1", "-p", str(s3_port)],
-                                    stdout=open(os.path.join(out, "moto.log"), "wb"),
-                                    stderr=subprocess.STDOUT)
-            procs.append(moto)
-            wait_port(s3_port, moto, "moto")
-            n, size = upload(table, s3_port, f"wh/db/{name}")
+            if a.s3s:
+                root = os.path.join(out, "s3s-root")
+                os.mkdir(root)
+                cmd = [a.s3s, "--host", "127.0.0.1", "--port", str(s3_port), "--access-key",
+                       "testing", "--secret-key", "testing", root]
+            else:
+                cmd = [a.moto, "-H", "127.0.0.1", "-p", str(s3_port)]
+            server = subprocess.Popen(cmd, stdout=open(os.path.join(out, "s3.log"), "wb"),
+                                      stderr=subprocess.STDOUT)
+            procs.append(server)
+            wait_port(s3_port, server, server_name)
+            n, size = upload(table, s3_port, f"wh/db/{name}", signed=bool(a.s3s))
             print(f"uploaded {n} files ({size / 1e6:.1f} MB) of {table} to {url}", file=sys.stderr)
             proxy_port = free_port()
             shaping = [f"--latency-ms={a.latency_ms}", f"--bandwidth-mbps={a.bandwidth_mbps:g}"]
@@ -243,7 +261,7 @@ def main():
     for x in [head] + rows:
         print("  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(x, widths))))
     cap = f"{a.bandwidth_mbps:g} MB/s per connection" if a.bandwidth_mbps else "no bandwidth cap"
-    print(f"table {table}; S3: moto on 127.0.0.1 behind tests/fault_proxy.py, +{a.latency_ms} ms "
+    print(f"table {table}; S3: {server_name} on 127.0.0.1 behind tests/fault_proxy.py, +{a.latency_ms} ms "
           f"per request, {cap}; seconds: best of {a.runs} runs with stdout on /dev/null; "
           f"requests, MB sent, peaks: the proxy's counters during that run; first byte: one more "
           f"run with stdout on a pipe")

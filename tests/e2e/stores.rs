@@ -87,6 +87,142 @@ fn every_fixture_snapshot_from_s3_in_small_read_ahead_slices() {
     assert!(err.contains("read_slice_bytes"), "{err}");
 }
 
+/// Every fixture snapshot read through a proxy shaped like a real S3 connection (20 ms before
+/// each response, 80 MB/s for each connection): with the default request sizes (the fixtures'
+/// files mostly come whole with the footer's tail read), and in slices of 4 KiB fetched as
+/// requests of at most 8 KiB within 16 KiB in flight (a tail of 8 KiB: every file larger is
+/// read in ranged GETs), then with row groups whole (split into several requests). How bytes
+/// arrive never changes which rows come out.
+#[test]
+fn every_fixture_snapshot_through_a_latency_and_bandwidth_capped_proxy() {
+    let s3: Server = servers::moto();
+    servers::create_s3_bucket(&s3, "lake");
+    upload_warehouse("s3://lake/", "warehouse", &servers::s3_options(&s3));
+    let proxy = servers::fault_proxy(&s3, &["--latency-ms", "20", "--bandwidth-mbps", "80"]);
+    let mut opts = servers::s3_options(&proxy);
+    every_snapshot_matches("s3://lake", &opts);
+    for (k, v) in [
+        ("read_slice_bytes", "4096"),
+        ("read_part_bytes", "8192"),
+        ("read_bytes_in_flight", "16384"),
+    ] {
+        opts.push((k.into(), v.into()));
+    }
+    every_snapshot_matches("s3://lake", &opts);
+    opts.push(("read_slice_bytes".into(), "0".into()));
+    every_snapshot_matches("s3://lake", &opts);
+    let one = &all_snapshots()[0];
+    for bad in ["read_part_bytes", "read_bytes_in_flight"] {
+        for value in ["0", "lots"] {
+            let mut o = opts.clone();
+            o.push((bad.into(), value.into()));
+            let err = cat("s3://lake", one, &o).expect_err("a bad request size");
+            assert!(err.contains(bad), "{bad}={value}: {err}");
+        }
+    }
+}
+
+/// The bytes requested from the store and not yet received never exceed the table's budget
+/// (`read_bytes_in_flight`) while a Parquet file of several MB (far larger than the tail read
+/// with its footer) is read in slices of 16 KiB, several ahead at once; the values read are
+/// those written.
+#[test]
+fn bytes_in_flight_never_exceed_the_budget() {
+    use arrow::array::{Array, Int64Array, StringArray};
+    use futures::TryStreamExt;
+    use icefloe_core::io::{parquet::open_parquet_with, readahead, TableIo};
+    use parquet::arrow::{ArrowWriter, ProjectionMask};
+
+    let s3: Server = servers::moto();
+    servers::create_s3_bucket(&s3, "lake");
+    let mut opts = servers::s3_options(&s3);
+    // 300,000 rows of two columns, uncompressed, in pages of 2,000 rows (an offset index).
+    let rows = 300_000i64;
+    let ids = Int64Array::from_iter_values(0..rows);
+    let names = StringArray::from_iter_values((0..rows).map(|i| format!("name-{i:08}")));
+    let batch = arrow::record_batch::RecordBatch::try_from_iter([
+        ("id", std::sync::Arc::new(ids) as std::sync::Arc<dyn Array>),
+        (
+            "name",
+            std::sync::Arc::new(names) as std::sync::Arc<dyn Array>,
+        ),
+    ])
+    .unwrap();
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_data_page_row_count_limit(2_000)
+        .set_write_batch_size(2_000)
+        .build();
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = ArrowWriter::try_new(
+        std::fs::File::create(dir.path().join("big.parquet")).unwrap(),
+        batch.schema(),
+        Some(props),
+    )
+    .unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    let size = std::fs::metadata(dir.path().join("big.parquet"))
+        .unwrap()
+        .len();
+    assert!(size > 4 << 20, "{size} bytes");
+    servers::upload_dir(dir.path(), "s3://lake/", "files", &opts);
+
+    let budget: u64 = 64 << 10;
+    opts.extend([
+        ("read_part_bytes".to_string(), "65536".to_string()),
+        ("read_bytes_in_flight".to_string(), budget.to_string()),
+    ]);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (io, _) = TableIo::open_with_options("s3://lake/files", &opts).expect("store");
+    let written = "s3://lake/files/big.parquet";
+    let batches = rt.block_on(async {
+        let file = open_parquet_with(&io, written, size as i64, false)
+            .await
+            .expect("open");
+        let mask = ProjectionMask::all();
+        let slices = readahead::slices(file.metadata.metadata(), &mask, 16 << 10);
+        assert!(slices.len() > 20, "{} slices", slices.len());
+        readahead::stream(file, mask, 4096, slices, None, written.into(), None)
+            .try_collect::<Vec<_>>()
+            .await
+            .expect("read")
+    });
+    let mut next = 0i64;
+    for b in &batches {
+        let ids = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+        let names = b.column(1).as_any().downcast_ref::<StringArray>().unwrap();
+        for i in 0..b.num_rows() {
+            assert_eq!(ids.value(i), next);
+            assert_eq!(names.value(i), format!("name-{next:08}"));
+            next += 1;
+        }
+    }
+    assert_eq!(next, rows, "rows read");
+    let fetch = io.ranged_fetch();
+    assert_eq!(fetch.budget.bytes(), budget);
+    assert!(
+        fetch.budget.requests() > 20,
+        "{} ranged GETs",
+        fetch.budget.requests()
+    );
+    assert!(
+        fetch.budget.peak() <= budget,
+        "{} bytes in flight at once, over the budget of {budget}",
+        fetch.budget.peak()
+    );
+    // Several requests were in flight at once: more than one part's worth.
+    assert!(
+        fetch.budget.peak() > 16 << 10,
+        "peak {}",
+        fetch.budget.peak()
+    );
+    assert_eq!(fetch.budget.in_flight(), 0, "bytes still counted in flight");
+}
+
 #[test]
 fn every_fixture_snapshot_from_azure_blob() {
     let az = servers::azurite();

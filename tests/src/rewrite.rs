@@ -55,6 +55,12 @@ fn edit_json(v: &mut Value, edit: &dyn Fn(&str) -> String) {
 /// and its metadata (Iceberg's `schema`, `partition-spec`, `format-version`, ...): `edit` gets
 /// each record and returns it, edited or not, or `None` to leave it out.
 pub fn rewrite_avro_records(p: &Path, mut edit: impl FnMut(Avro) -> Option<Avro>) {
+    expand_avro_records(p, |v| edit(v).into_iter().collect());
+}
+
+/// [`rewrite_avro_records`] where `edit` turns each record into any number of records (none,
+/// the record, or copies of it: a manifest made to hold many entries), written in order.
+pub fn expand_avro_records(p: &Path, mut edit: impl FnMut(Avro) -> Vec<Avro>) {
     let bytes = std::fs::read(p).unwrap();
     let reader = apache_avro::Reader::new(&bytes[..]).unwrap();
     let schema = reader.writer_schema().clone();
@@ -65,7 +71,7 @@ pub fn rewrite_avro_records(p: &Path, mut edit: impl FnMut(Avro) -> Option<Avro>
         w.add_user_metadata(k, v).unwrap();
     }
     for v in values {
-        if let Some(v) = edit(v) {
+        for v in edit(v) {
             w.append(v).unwrap();
         }
     }

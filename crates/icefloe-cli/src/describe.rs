@@ -194,7 +194,7 @@ pub async fn files(
         (6, "spec"),
     ];
     let mut text = crate::render::TextChunks::new(header.clone(), TEXT);
-    let mut tasks = scan.plan_stream();
+    let mut tasks = scan.plan_listing();
     let mut first = true;
     while let Some(task) = tasks.next().await {
         let task = task?;

@@ -11,6 +11,7 @@ mod filter;
 mod generate;
 mod history;
 mod interrupt;
+mod malloc;
 mod mount;
 mod open;
 mod orphans;
@@ -183,6 +184,7 @@ struct CatOutput {
 }
 
 fn main() -> ExitCode {
+    malloc::keep_freed_memory();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("ICEFLOE_LOG").unwrap_or_else(|_| {

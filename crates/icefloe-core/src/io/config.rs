@@ -5,6 +5,8 @@
 //! in (see [`StorageConfig::with_env`]). The storage option keys the core reads and their
 //! defaults are here too.
 
+pub use super::ranged::{BYTES_IN_FLIGHT, IN_FLIGHT_KEY, PART_BYTES, PART_KEY};
+
 /// How to reach storage: options (credentials, region, endpoint) and the ambient-credential
 /// policy. Cheap to clone. `Debug` shows option names only, never their values (secrets).
 #[derive(Clone, Default, PartialEq, Eq, Hash)]
@@ -127,6 +129,29 @@ impl StorageConfig {
         }
     }
 
+    /// How data files in object stores are fetched: requests of at most [`PART_KEY`] bytes
+    /// (default [`PART_BYTES`]) within [`IN_FLIGHT_KEY`] bytes in flight (default
+    /// [`BYTES_IN_FLIGHT`]); see [`super::ranged`]. Errors: not a whole number above 0.
+    pub fn ranged_fetch(&self) -> crate::Result<super::ranged::RangedFetch> {
+        let bytes = |key: &str, default: u64| match self.get(key) {
+            None => Ok(default),
+            Some(v) => v
+                .trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| {
+                    crate::Error::InvalidArgument(format!(
+                        "storage option {key}={v:?}: not a whole number of bytes above 0"
+                    ))
+                }),
+        };
+        Ok(super::ranged::RangedFetch::new(
+            bytes(PART_KEY, PART_BYTES)?,
+            bytes(IN_FLIGHT_KEY, BYTES_IN_FLIGHT)?,
+        ))
+    }
+
     /// The value of option `key` (lower case), if set.
     pub fn get(&self, key: &str) -> Option<&str> {
         self.options
@@ -187,7 +212,9 @@ pub enum Ambient {
 
 /// Whether one of the object stores takes configuration key `key`.
 fn is_known_key(key: &str) -> bool {
-    if key == READ_SLICE_KEY || LIMIT_KEYS.iter().any(|(k, _)| *k == key) {
+    if [READ_SLICE_KEY, PART_KEY, IN_FLIGHT_KEY].contains(&key)
+        || LIMIT_KEYS.iter().any(|(k, _)| *k == key)
+    {
         return true;
     }
     #[cfg(feature = "cloud")]

@@ -55,10 +55,12 @@ pub async fn open_parquet_cached(
             cache.invalidate(&key(with_index)).await;
             continue;
         }
+        let remote = !super::location::Location::parse(&shown).is_local();
         return Ok(OpenedParquet {
-            reader: StoreFileReader::new(store, path, footer.size),
+            reader: StoreFileReader::new(store, path, footer.size)
+                .with_ranged(remote.then(|| io.ranged_fetch().clone())),
             metadata: footer.metadata.clone(),
-            remote: !super::location::Location::parse(&shown).is_local(),
+            remote,
             slice_bytes: io.read_slice_bytes(),
         });
     }

@@ -96,7 +96,13 @@ pub async fn locate_with(
     if let Some(f) = &sel.metadata_file {
         return explicit(io, path, f).await;
     }
-    let files = io.list_dir(&meta_dir).await?;
+    // The hint is read while the directory is listed (one round trip, not two, before the
+    // metadata file); what it says counts only when the listing shows it.
+    let (files, hint_read) = futures::join!(
+        io.list_dir(&meta_dir),
+        io.read_capped(&hint, super::limits::Capped::VersionHint)
+    );
+    let files = files?;
     let metadata_files: Vec<&String> = files.iter().filter(|f| is_metadata_file(f)).collect();
     let unversioned = metadata_files.iter().any(|f| metadata_version(f).is_none());
     if sel.reads_candidates() || (unversioned && !files.iter().any(|f| f == "version-hint.text")) {
@@ -107,9 +113,7 @@ pub async fn locate_with(
         });
     }
     if files.iter().any(|f| f == "version-hint.text") {
-        let text = io
-            .read_capped(&hint, super::limits::Capped::VersionHint)
-            .await?;
+        let text = hint_read?;
         let v = String::from_utf8_lossy(&text).trim().to_string();
         let mut candidates = Vec::new();
         if v.chars().all(|c| c.is_ascii_digit()) && !v.is_empty() {

@@ -12,6 +12,7 @@ pub mod locate;
 pub mod location;
 pub mod orc;
 pub mod parquet;
+pub mod ranged;
 pub mod readahead;
 pub mod regular;
 pub mod relist;

@@ -17,10 +17,15 @@ use parquet::errors::ParquetError;
 use parquet::file::metadata::PageIndexPolicy;
 use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
 
+use super::ranged::RangedFetch;
 use super::TableIo;
 
 /// Bytes fetched from the end of a file in the first request (footer and, usually, metadata).
 const FOOTER_PREFETCH: usize = 64 * 1024;
+
+/// The same for a file in an object store, where a second round trip costs more than the
+/// bytes: enough for the footer and the page index of most files.
+const REMOTE_FOOTER_PREFETCH: usize = 512 * 1024;
 
 /// An `AsyncFileReader` for one file of a store.
 #[derive(Debug, Clone)]
@@ -32,6 +37,9 @@ pub struct StoreFileReader {
     /// The last bytes of the object, fetched when it was opened; ranges inside are served
     /// from memory.
     tail: Bytes,
+    /// For an object in a remote store: its ranges are fetched as coalesced and split
+    /// requests within the table's budget ([`super::ranged`]); `None`: as asked.
+    ranged: Option<RangedFetch>,
 }
 
 impl StoreFileReader {
@@ -42,7 +50,14 @@ impl StoreFileReader {
             path,
             size,
             tail: Bytes::new(),
+            ranged: None,
         }
+    }
+
+    /// Fetches ranges through `ranged` (a file in an object store).
+    pub fn with_ranged(mut self, ranged: Option<RangedFetch>) -> StoreFileReader {
+        self.ranged = ranged;
+        self
     }
 
     /// The object's real size in bytes.
@@ -71,10 +86,14 @@ impl AsyncFileReader for StoreFileReader {
             if let Some(b) = self.cached(&range) {
                 return Ok(b);
             }
-            self.store
-                .get_range(&self.path, range)
-                .await
-                .map_err(|e| to_parquet_err(&self.path, e))
+            match &self.ranged {
+                Some(ranged) => ranged
+                    .get_ranges(&self.store, &self.path, std::slice::from_ref(&range))
+                    .await
+                    .map(|mut v| v.remove(0)),
+                None => self.store.get_range(&self.path, range).await,
+            }
+            .map_err(|e| to_parquet_err(&self.path, e))
         }
         .boxed()
     }
@@ -84,10 +103,28 @@ impl AsyncFileReader for StoreFileReader {
         ranges: Vec<Range<u64>>,
     ) -> BoxFuture<'_, parquet::errors::Result<Vec<Bytes>>> {
         async move {
-            self.store
-                .get_ranges(&self.path, &ranges)
-                .await
-                .map_err(|e| to_parquet_err(&self.path, e))
+            // Ranges inside the prefetched tail are served from it.
+            let cached: Vec<Option<Bytes>> = ranges.iter().map(|r| self.cached(r)).collect();
+            let missing: Vec<Range<u64>> = ranges
+                .iter()
+                .zip(&cached)
+                .filter(|(_, c)| c.is_none())
+                .map(|(r, _)| r.clone())
+                .collect();
+            let mut fetched = if missing.is_empty() {
+                Vec::new()
+            } else {
+                match &self.ranged {
+                    Some(ranged) => ranged.get_ranges(&self.store, &self.path, &missing).await,
+                    None => self.store.get_ranges(&self.path, &missing).await,
+                }
+                .map_err(|e| to_parquet_err(&self.path, e))?
+            }
+            .into_iter();
+            Ok(cached
+                .into_iter()
+                .map(|c| c.unwrap_or_else(|| fetched.next().expect("one buffer per range")))
+                .collect())
         }
         .boxed()
     }
@@ -154,7 +191,14 @@ pub async fn open_parquet_with(
     page_index: bool,
 ) -> crate::Result<OpenedParquet> {
     let (store, path, shown) = io.file(written)?;
-    let (tail, real) = io.tail(written, FOOTER_PREFETCH as u64).await?;
+    let remote = !super::location::Location::parse(&shown).is_local();
+    // One request, like any other: at most a part.
+    let prefetch = if remote {
+        REMOTE_FOOTER_PREFETCH.min(io.ranged_fetch().part_bytes as usize)
+    } else {
+        FOOTER_PREFETCH
+    };
+    let (tail, real) = io.tail(written, prefetch as u64).await?;
     // The footer's length, in the 8 bytes before the closing magic: refused past its cap
     // before the footer is fetched (a corrupt length is the Parquet reader's error).
     if tail.len() >= 8 {
@@ -174,13 +218,20 @@ pub async fn open_parquet_with(
         path,
         size: real,
         tail,
+        ranged: remote.then(|| io.ranged_fetch().clone()),
     };
-    let policy = if page_index {
-        PageIndexPolicy::Optional
-    } else {
-        PageIndexPolicy::Skip
+    let policy = |on: bool| {
+        if on {
+            PageIndexPolicy::Optional
+        } else {
+            PageIndexPolicy::Skip
+        }
     };
-    let options = ArrowReaderOptions::new().with_page_index_policy(policy);
+    // A file in an object store is read in slices of pages, which its offset index locates
+    // (super::readahead): it is read with the footer.
+    let options = ArrowReaderOptions::new()
+        .with_column_index_policy(policy(page_index))
+        .with_offset_index_policy(policy(page_index || remote));
     let loaded = crate::guard::guarded(ArrowReaderMetadata::load_async(&mut reader, options)).await;
     let opened = match loaded {
         Ok(r) => r,
@@ -198,7 +249,7 @@ pub async fn open_parquet_with(
             Ok(OpenedParquet {
                 reader,
                 metadata,
-                remote: !super::location::Location::parse(&shown).is_local(),
+                remote,
                 slice_bytes: io.read_slice_bytes(),
             })
         }

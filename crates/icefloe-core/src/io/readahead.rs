@@ -80,8 +80,9 @@ pub struct Slice {
 }
 
 /// The slices of a file for the columns `mask` projects, each about `target` compressed
-/// bytes of them; a row group without an offset index for those columns is one slice (a part
-/// of it would fetch its whole column chunks again).
+/// bytes of them, cut at page starts of the largest column; a row group without an offset
+/// index for those columns is one slice (a part of it would fetch its whole column chunks
+/// again).
 pub fn slices(meta: &ParquetMetaData, mask: &ProjectionMask, target: u64) -> Vec<Slice> {
     let mut out = Vec::new();
     let mut start = 0u64;
@@ -106,9 +107,37 @@ pub fn slices(meta: &ParquetMetaData, mask: &ProjectionMask, target: u64) -> Vec
             1
         };
         let size = rows.div_ceil(parts).max(1);
+        // Cuts fall on page starts of the group's largest projected column: a page on both
+        // sides of a cut is fetched by both slices, and that column's pages are the big ones.
+        let page_starts: Vec<u64> = leaves
+            .iter()
+            .max_by_key(|&&c| rg.column(c).compressed_size())
+            .and_then(|&c| index.and_then(|i| i.get(c)))
+            .filter(|_| indexed)
+            .map(|o| {
+                o.page_locations()
+                    .iter()
+                    .map(|p| p.first_row_index.max(0) as u64)
+                    .collect()
+            })
+            .unwrap_or_default();
         let mut first = 0;
         while first < rows {
-            let end = (first + size).min(rows);
+            let mut end = (first + size).min(rows);
+            if end < rows && !page_starts.is_empty() {
+                // The page start nearest the even cut, past the slice's first row.
+                let at = page_starts.partition_point(|&p| p < end);
+                let candidates = [at.checked_sub(1), Some(at)];
+                if let Some(p) = candidates
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|i| page_starts.get(i).copied())
+                    .filter(|&p| p > first && p < rows)
+                    .min_by_key(|&p| p.abs_diff(end))
+                {
+                    end = p;
+                }
+            }
             out.push(Slice {
                 row_group: g,
                 group_start: start,

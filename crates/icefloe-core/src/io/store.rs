@@ -43,6 +43,8 @@ pub struct TableIo {
     slice_bytes: u64,
     /// Caps on files read whole ([`ReadLimits`]).
     limits: ReadLimits,
+    /// Request size and bytes in flight of data files in object stores, shared by every file.
+    fetch: super::ranged::RangedFetch,
     /// Other stores opened for files outside this one, by [`Location::store_key`].
     others: Arc<Mutex<HashMap<String, Arc<dyn ObjectStore>>>>,
 }
@@ -108,6 +110,7 @@ impl TableIo {
         let store = open_store(&loc, storage).map_err(err)?;
         let slice_bytes = storage.read_slice_bytes()?;
         let limits = ReadLimits::from_config(storage)?;
+        let fetch = storage.ranged_fetch()?;
         let written = if loc.is_local() {
             loc.path.clone()
         } else {
@@ -129,10 +132,17 @@ impl TableIo {
                 storage: Arc::new(storage.clone()),
                 slice_bytes,
                 limits,
+                fetch,
                 others: Arc::new(Mutex::new(HashMap::new())),
             },
             written,
         ))
+    }
+
+    /// How data files in object stores are fetched: ranged GETs within one budget of bytes in
+    /// flight for every file of the table ([`super::ranged`]).
+    pub fn ranged_fetch(&self) -> &super::ranged::RangedFetch {
+        &self.fetch
     }
 
     /// Bytes of projected columns per read-ahead slice of a Parquet file in an object store

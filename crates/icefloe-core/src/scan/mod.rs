@@ -334,6 +334,21 @@ impl Scan {
         }
     }
 
+    /// [`Scan::plan_stream`] for a listing of files: the tasks carry no column metrics
+    /// (decoding them is most of the work of planning a large snapshot), so they are for
+    /// listing, not for reading. The same files in the same order, and the same checks.
+    pub fn plan_listing(&self) -> BoxStream<'static, crate::Result<FileScanTask>> {
+        match &self.snapshot {
+            Some(s) => plan::planner::plan_stream_with(
+                &self.table,
+                s,
+                self.pruner.as_ref(),
+                plan::planner::Metrics::Drop,
+            ),
+            None => futures::stream::empty().boxed(),
+        }
+    }
+
     /// [`Scan::plan_files`] with counts of the manifests and data files pruning skipped.
     pub async fn plan_with_stats(&self) -> crate::Result<(Vec<FileScanTask>, plan::PlanStats)> {
         match &self.snapshot {

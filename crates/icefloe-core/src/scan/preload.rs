@@ -12,7 +12,8 @@ use super::plan::planner::live_entries;
 use super::plan::task::FileScanTask;
 use super::Scan;
 use crate::delete::position::check_position_delete_file;
-use crate::spec::DataContent;
+use crate::io::footer_cache::open_parquet_cached;
+use crate::spec::{DataContent, FileFormat};
 
 /// How many delete files are loaded at once.
 const PRELOAD_CONCURRENCY: usize = 8;
@@ -20,8 +21,40 @@ const PRELOAD_CONCURRENCY: usize = 8;
 impl Scan {
     /// Loads and validates (into the table's caches) the deletion vectors, position delete
     /// files and equality delete files that `tasks` use, and checks the other live delete
-    /// files of the snapshot. Errors: the first delete file that fails to load or validate.
+    /// files of the snapshot. Meanwhile the Parquet footers of the first files a read of
+    /// `tasks` opens are fetched into the footer cache, so that the first row waits for one
+    /// round trip less. Errors: the first delete file that fails to load or validate (a footer
+    /// that cannot be read is the read's error, later).
     pub async fn load_deletes(&self, tasks: &[FileScanTask]) -> crate::Result<()> {
+        let (deletes, ()) =
+            futures::join!(self.load_delete_files(tasks), self.prefetch_footers(tasks));
+        deletes
+    }
+
+    /// Fetches the footers of the first files (as many as are read at once) into the table's
+    /// footer cache, with the page index when the reads will want it.
+    async fn prefetch_footers(&self, tasks: &[FileScanTask]) {
+        let table = self.table();
+        let page_index = self.ctx.row_group_filter.is_some() || self.ctx.sliced;
+        let first = tasks
+            .iter()
+            .filter(|t| t.data_file.file_format == FileFormat::Parquet)
+            .take(self.concurrency)
+            .map(|t| async move {
+                // A failure here is met again, and reported, when the file is read.
+                let _ = open_parquet_cached(
+                    table.io(),
+                    &table.caches().parquet_footers,
+                    &t.data_file.file_path,
+                    t.data_file.file_size_in_bytes,
+                    page_index,
+                )
+                .await;
+            });
+        futures::future::join_all(first).await;
+    }
+
+    async fn load_delete_files(&self, tasks: &[FileScanTask]) -> crate::Result<()> {
         let table = self.table();
         let types_by_id = &self.ctx.types_by_id;
         let paths_by_id = &self.ctx.paths_by_id;

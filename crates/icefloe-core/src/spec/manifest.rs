@@ -146,11 +146,9 @@ pub fn read_manifest_of_spec(
     partition_types: &[PrimitiveType],
     partition_ids: Option<&[i32]>,
 ) -> crate::Result<(Vec<ManifestEntry>, Vec<Warning>)> {
-    // A corrupt file can make the Avro decoder panic; that is this file's error.
-    crate::guard::catch(
-        || decode_manifest(bytes, path, manifest, partition_types, partition_ids),
-        |m| crate::Error::manifest(path, format!("Avro decoder panicked: {m}")),
-    )
+    let mut entries = ManifestEntries::open(bytes, path, manifest, partition_types, partition_ids)?;
+    let out = entries.by_ref().collect::<crate::Result<Vec<_>>>()?;
+    Ok((out, entries.take_warnings()))
 }
 
 /// The field ids of the writer schema's `data_file.partition` struct, when every field has
@@ -224,60 +222,208 @@ fn partition_projection(
     Ok(Some(Projection { positions, extra }))
 }
 
-fn decode_manifest(
-    bytes: &[u8],
-    path: &str,
-    manifest: &ManifestFile,
-    partition_types: &[PrimitiveType],
-    partition_ids: Option<&[i32]>,
-) -> crate::Result<(Vec<ManifestEntry>, Vec<Warning>)> {
-    let err = |r: String| crate::Error::manifest(path, r);
-    let corrupt = |r: String| err(format!("corrupt Avro data: {r}"));
-    let mut file = Container::open(bytes).map_err(err)?;
-    let projection = match partition_ids {
-        Some(ids) => partition_projection(&file.schema_json, ids).map_err(err)?,
-        None => None,
-    };
-    let mut warnings = Vec::new();
-    if let Some(Projection { extra, .. }) = projection.as_ref().filter(|p| !p.extra.is_empty()) {
-        warnings.push(Warning::new(
-            Rule::PartitionTupleFields,
-            Subject::Manifest,
+/// The entries of one manifest, decoded one at a time from its bytes (Avro blocks are
+/// decompressed one at a time): what a caller keeps of a manifest is what it keeps of the
+/// entries, not the manifest. Inheritance from the manifest list entry is applied as in
+/// [`read_manifest_of_spec`], whose rules it follows; after an error it yields nothing more.
+pub struct ManifestEntries<'a> {
+    path: &'a str,
+    manifest: &'a ManifestFile,
+    partition_types: &'a [PrimitiveType],
+    file: Container<'a>,
+    reader: EntryReader,
+    projection: Option<Vec<usize>>,
+    warnings: Vec<Warning>,
+    /// Row ids handed out so far to data files that inherit one.
+    next_row_id: Option<i64>,
+    /// The block being read, where the next entry starts in it, and its entries: in the
+    /// block, and left to read.
+    block: std::borrow::Cow<'a, [u8]>,
+    at: usize,
+    count: u64,
+    left: u64,
+    done: bool,
+    /// Whether a file with these partition values may be wanted (its metrics decoded).
+    wanted: Option<PartitionFilter<'a>>,
+}
+
+/// Says whether a file with the given partition values (in partition spec field order) may
+/// be wanted: see [`ManifestEntries::with_partition_filter`].
+pub type PartitionFilter<'a> = Box<dyn Fn(&[Option<Literal>]) -> bool + Send + 'a>;
+
+impl<'a> ManifestEntries<'a> {
+    /// Opens the manifest `bytes` (read its header and writer schema); `path` names it in
+    /// errors. The arguments are those of [`read_manifest_of_spec`]. Errors: not an Avro
+    /// file, or a partition tuple without a field of the spec.
+    pub fn open(
+        bytes: &'a [u8],
+        path: &'a str,
+        manifest: &'a ManifestFile,
+        partition_types: &'a [PrimitiveType],
+        partition_ids: Option<&[i32]>,
+    ) -> crate::Result<ManifestEntries<'a>> {
+        // A corrupt file can make the Avro decoder panic; that is this file's error.
+        crate::guard::catch(
+            || Self::open_unguarded(bytes, path, manifest, partition_types, partition_ids),
+            |m| crate::Error::manifest(path, format!("Avro decoder panicked: {m}")),
+        )
+    }
+
+    fn open_unguarded(
+        bytes: &'a [u8],
+        path: &'a str,
+        manifest: &'a ManifestFile,
+        partition_types: &'a [PrimitiveType],
+        partition_ids: Option<&[i32]>,
+    ) -> crate::Result<ManifestEntries<'a>> {
+        let err = |r: String| crate::Error::manifest(path, r);
+        let file = Container::open(bytes).map_err(err)?;
+        let projection = match partition_ids {
+            Some(ids) => partition_projection(&file.schema_json, ids).map_err(err)?,
+            None => None,
+        };
+        let mut warnings = Vec::new();
+        if let Some(Projection { extra, .. }) = projection.as_ref().filter(|p| !p.extra.is_empty())
+        {
+            warnings.push(Warning::new(
+                Rule::PartitionTupleFields,
+                Subject::Manifest,
+                path,
+                format!(
+                    "the partition tuple has fields (field ids {extra:?}) that its partition spec {} does not have (spec: \"Manifests\")",
+                    manifest.partition_spec_id
+                ),
+            ));
+        }
+        let reader = EntryReader::new(file.schema.clone()).map_err(err)?;
+        Ok(ManifestEntries {
             path,
-            format!(
-                "the partition tuple has fields (field ids {extra:?}) that its partition spec {} does not have (spec: \"Manifests\")",
-                manifest.partition_spec_id
-            ),
-        ));
+            manifest,
+            partition_types,
+            file,
+            reader,
+            projection: projection.map(|p| p.positions),
+            warnings,
+            next_row_id: manifest.first_row_id,
+            block: std::borrow::Cow::Borrowed(&[]),
+            at: 0,
+            count: 0,
+            left: 0,
+            done: false,
+            wanted: None,
+        })
     }
-    let projection = projection.map(|p| p.positions);
-    let reader = EntryReader::new(file.schema.clone()).map_err(err)?;
-    let mut out = Vec::new();
-    // Row ids handed out so far to data files that inherit one.
-    let mut next_row_id = manifest.first_row_id;
-    while let Some((count, block)) = file.next_block().map_err(corrupt)? {
-        let mut c = Cursor::new(&block);
-        for _ in 0..count {
-            let raw = reader.read(&mut c).map_err(corrupt)?;
-            out.push(
-                entry_of(
+
+    /// Decodes the column metrics (value, null and NaN counts, bounds) only of entries whose
+    /// partition values `wanted` admits: the others come without bounds, and with only the
+    /// negative counts (which the manifest rules refuse) in their count maps. For a filter
+    /// that rules files out by their partition values, before their metrics are decoded;
+    /// every other field, and so every rule of the entry, is read as without it.
+    pub fn with_partition_filter(mut self, wanted: PartitionFilter<'a>) -> ManifestEntries<'a> {
+        self.wanted = Some(wanted);
+        self
+    }
+
+    /// The warnings found so far (the manifest's, not its entries'), taken.
+    pub fn take_warnings(&mut self) -> Vec<Warning> {
+        std::mem::take(&mut self.warnings)
+    }
+
+    fn next_entry(&mut self) -> crate::Result<Option<ManifestEntry>> {
+        let path = self.path;
+        let err = |r: String| crate::Error::manifest(path, r);
+        let corrupt = |r: String| err(format!("corrupt Avro data: {r}"));
+        loop {
+            if self.left > 0 {
+                let mut c = Cursor::new(&self.block[self.at..]);
+                let (types, projection) = (self.partition_types, self.projection.as_deref());
+                let wanted = self.wanted.as_deref();
+                let mut wants_metrics = |p: Option<&[apache_avro::types::Value]>| match (wanted, p)
+                {
+                    (Some(wanted), Some(p)) => {
+                        partition_literals(p, projection, types).is_none_or(|p| wanted(&p))
+                    }
+                    _ => true,
+                };
+                let raw = self
+                    .reader
+                    .read(&mut c, &mut wants_metrics)
+                    .map_err(corrupt)?;
+                let rest = c.buf.len();
+                let entry = entry_of(
                     raw,
-                    manifest,
-                    partition_types,
-                    projection.as_deref(),
-                    &mut next_row_id,
+                    self.manifest,
+                    self.partition_types,
+                    self.projection.as_deref(),
+                    &mut self.next_row_id,
                 )
-                .map_err(err)?,
-            );
-        }
-        if !c.buf.is_empty() {
-            return Err(corrupt(format!(
-                "{} bytes left in a block after its {count} entries",
-                c.buf.len()
-            )));
+                .map_err(err)?;
+                self.at = self.block.len() - rest;
+                self.left -= 1;
+                return Ok(Some(entry));
+            }
+            if self.at < self.block.len() {
+                return Err(corrupt(format!(
+                    "{} bytes left in a block after its {} entries",
+                    self.block.len() - self.at,
+                    self.count
+                )));
+            }
+            match self.file.next_block().map_err(corrupt)? {
+                None => return Ok(None),
+                Some((count, block)) => {
+                    (self.block, self.at, self.count, self.left) = (block, 0, count, count);
+                }
+            }
         }
     }
-    Ok((out, warnings))
+}
+
+impl Iterator for ManifestEntries<'_> {
+    type Item = crate::Result<ManifestEntry>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let path = self.path;
+        let next = crate::guard::catch(
+            || self.next_entry(),
+            |m| crate::Error::manifest(path, format!("Avro decoder panicked: {m}")),
+        );
+        match next {
+            Ok(Some(e)) => Some(Ok(e)),
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+/// A partition tuple's values as the spec's fields' literals; `None` when they do not read as
+/// them (the entry's own decoding then says why).
+fn partition_literals(
+    tuple: &[apache_avro::types::Value],
+    projection: Option<&[usize]>,
+    types: &[PrimitiveType],
+) -> Option<Vec<Option<Literal>>> {
+    let value = |k: usize| match projection {
+        Some(at) => tuple.get(*at.get(k)?),
+        None => tuple.get(k),
+    };
+    if projection.is_none() && tuple.len() != types.len() {
+        return None;
+    }
+    types
+        .iter()
+        .enumerate()
+        .map(|(k, t)| to_literal(value(k)?, t).ok())
+        .collect()
 }
 
 /// One entry with the spec's defaults and inheritance applied; `next_row_id` is the next row

@@ -155,8 +155,16 @@ impl EntryReader {
         })
     }
 
-    /// Reads one entry.
-    pub fn read<'s, 'a: 's>(&'s self, c: &mut Cursor<'a>) -> Result<RawEntry<'s>, String> {
+    /// Reads one entry. `wants_metrics` is asked, once the partition tuple is read (with it,
+    /// `None` when it is not a record), whether the column metrics that follow it are
+    /// wanted: when not, the bounds are skipped and the count maps keep only their negative
+    /// values (what the manifest rules refuse), so that an entry a filter rules out by its
+    /// partition costs no metrics.
+    pub fn read<'s, 'a: 's>(
+        &'s self,
+        c: &mut Cursor<'a>,
+        wants_metrics: &mut dyn FnMut(Option<&[Value]>) -> bool,
+    ) -> Result<RawEntry<'s>, String> {
         let s = &self.schema;
         let mut e = RawEntry::default();
         for &(node, field) in &self.entry.0 {
@@ -165,7 +173,7 @@ impl EntryReader {
                 Field::SnapshotId => e.snapshot_id = c.scalar(s, node)?.int(),
                 Field::SequenceNumber => e.sequence_number = c.scalar(s, node)?.int(),
                 Field::FileSequenceNumber => e.file_sequence_number = c.scalar(s, node)?.int(),
-                Field::DataFile => e.data_file = self.read_data_file(c, node)?,
+                Field::DataFile => e.data_file = self.read_data_file(c, node, wants_metrics)?,
                 _ => c.skip(s, node)?,
             }
         }
@@ -176,6 +184,7 @@ impl EntryReader {
         &'s self,
         c: &mut Cursor<'a>,
         node: usize,
+        wants_metrics: &mut dyn FnMut(Option<&[Value]>) -> bool,
     ) -> Result<Option<RawDataFile<'s>>, String> {
         let s = &self.schema;
         let Some((record, layout)) = &self.data_file else {
@@ -186,12 +195,25 @@ impl EntryReader {
             return Ok(None);
         }
         let mut d = RawDataFile::default();
+        let mut metrics = true;
         for &(node, field) in &layout.0 {
             match field {
+                Field::Partition => {
+                    d.partition = read_partition(c, s, node)?;
+                    metrics = wants_metrics(d.partition.as_deref());
+                }
+                Field::ValueCounts | Field::NullValueCounts | Field::NanValueCounts if !metrics => {
+                    let negative = read_negative_counts(c, s, node)?;
+                    match field {
+                        Field::ValueCounts => d.value_counts = negative,
+                        Field::NullValueCounts => d.null_value_counts = negative,
+                        _ => d.nan_value_counts = negative,
+                    }
+                }
+                Field::LowerBounds | Field::UpperBounds if !metrics => c.skip(s, node)?,
                 Field::Content => d.content = c.scalar(s, node)?.int(),
                 Field::FilePath => d.file_path = c.scalar(s, node)?.str(),
                 Field::FileFormat => d.file_format = c.scalar(s, node)?.str(),
-                Field::Partition => d.partition = read_partition(c, s, node)?,
                 Field::RecordCount => d.record_count = c.scalar(s, node)?.int(),
                 Field::FileSizeInBytes => d.file_size_in_bytes = c.scalar(s, node)?.int(),
                 Field::ValueCounts => d.value_counts = read_counts(c, s, node)?,
@@ -293,6 +315,17 @@ fn pairs<'s, 'a: 's>(
     node: usize,
 ) -> Result<Vec<(i32, Scalar<'s>)>, String> {
     let mut out = Vec::new();
+    each_pair(c, s, node, |k, v| out.push((k, v)))?;
+    Ok(out)
+}
+
+/// [`pairs`] handed one at a time to `pair`, nothing kept.
+fn each_pair<'s, 'a: 's>(
+    c: &mut Cursor<'a>,
+    s: &'s Schema,
+    node: usize,
+    mut pair: impl FnMut(i32, Scalar<'s>),
+) -> Result<(), String> {
     each_item(c, s, node, |c, item| {
         let n = past_unions(c, s, item)?;
         let Node::Record(fields) = s.node(n) else {
@@ -308,10 +341,25 @@ fn pairs<'s, 'a: 's>(
         }
         if let (Some(Scalar::Int(k)), Some(v)) = (key, value) {
             if v != Scalar::Null {
-                out.push((k as i32, v));
+                pair(k as i32, v);
             }
         }
         Ok(())
+    })
+}
+
+/// The negative values of a count map (none, unless the manifest is corrupt), read without
+/// keeping the others.
+fn read_negative_counts(
+    c: &mut Cursor<'_>,
+    s: &Schema,
+    node: usize,
+) -> Result<HashMap<i32, i64>, String> {
+    let mut out = HashMap::new();
+    each_pair(c, s, node, |k, v| {
+        if let Some(n) = v.int().filter(|n| *n < 0) {
+            out.insert(k, n);
+        }
     })?;
     Ok(out)
 }

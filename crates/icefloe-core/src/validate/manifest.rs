@@ -162,20 +162,58 @@ pub fn check_manifest(
     m: &TableMetadata,
     path: &str,
 ) -> crate::Result<Vec<Warning>> {
-    let known_ids: std::collections::HashSet<i32> = if entries
-        .iter()
-        .any(|e| e.data_file.content == DataContent::EqualityDeletes)
-    {
-        m.schemas
-            .iter()
-            .flat_map(|s| s.types_by_id().into_keys())
-            .collect()
-    } else {
-        Default::default()
-    };
-    let mut found = Vec::new();
+    let mut check = ManifestCheck::new(mf, m, path);
     for e in entries.iter_mut() {
-        let file = e.data_file.file_path.clone();
+        check.entry(e)?;
+    }
+    check.finish()
+}
+
+/// [`check_manifest`] fed one entry at a time, for a manifest decoded as a stream: each
+/// entry is checked as it comes ([`ManifestCheck::entry`]), and the rules over the whole
+/// manifest (its entries against the manifest list's counts) are checked from counts
+/// accumulated on the way, when [`ManifestCheck::finish`] is called after the last entry.
+pub struct ManifestCheck<'a> {
+    mf: &'a ManifestFile,
+    m: &'a TableMetadata,
+    path: &'a str,
+    /// The field ids of every schema, made when the first equality delete file comes.
+    known_ids: Option<std::collections::HashSet<i32>>,
+    counts: EntryCounts,
+    found: Vec<Warning>,
+}
+
+impl<'a> ManifestCheck<'a> {
+    /// Starts the checks of the manifest `mf` lists, of a table with metadata `m`; `path`
+    /// names the manifest.
+    pub fn new(mf: &'a ManifestFile, m: &'a TableMetadata, path: &'a str) -> ManifestCheck<'a> {
+        ManifestCheck {
+            mf,
+            m,
+            path,
+            known_ids: None,
+            counts: EntryCounts::default(),
+            found: Vec::new(),
+        }
+    }
+
+    /// Checks one entry (in the manifest's order); a data file's `first_row_id` in a format
+    /// version 1 or 2 table is dropped from it. Errors: a rule the entry breaks, naming the
+    /// manifest and the entry's file.
+    pub fn entry(&mut self, e: &mut ManifestEntry) -> crate::Result<()> {
+        let (m, path) = (self.m, self.path);
+        if e.data_file.content == DataContent::EqualityDeletes && self.known_ids.is_none() {
+            self.known_ids = Some(
+                m.schemas
+                    .iter()
+                    .flat_map(|s| s.types_by_id().into_keys())
+                    .collect(),
+            );
+        }
+        let empty = std::collections::HashSet::new();
+        let known_ids = self.known_ids.as_ref().unwrap_or(&empty);
+        let file = &e.data_file.file_path;
+        let found = &mut self.found;
         let mut warn = |rule, r: String| {
             found.push(Warning::new(
                 rule,
@@ -184,17 +222,52 @@ pub fn check_manifest(
                 format!("{file}: {r}"),
             ))
         };
-        check_entry(e, mf, m, &known_ids, &mut warn)
+        check_entry(e, self.mf, m, known_ids, &mut warn)
             .map_err(|r| crate::Error::manifest(path, format!("{file}: {r}")))?;
+        self.counts
+            .add(e)
+            .map_err(|r| crate::Error::manifest(path, r))?;
         if m.format_version < 3 && e.data_file.first_row_id.is_some() {
             std::sync::Arc::make_mut(&mut e.data_file).first_row_id = None;
         }
+        Ok(())
     }
-    check_counts(entries, mf, &mut |rule, r| {
-        found.push(Warning::new(rule, Subject::Manifest, path, r))
-    })
-    .map_err(|r| crate::Error::manifest(path, r))?;
-    Ok(found)
+
+    /// The checks of the whole manifest, once every entry was fed; returns every warning
+    /// found.
+    pub fn finish(mut self) -> crate::Result<Vec<Warning>> {
+        let path = self.path;
+        let found = &mut self.found;
+        check_counts(&self.counts, self.mf, &mut |rule, r| {
+            found.push(Warning::new(rule, Subject::Manifest, path, r))
+        })
+        .map_err(|r| crate::Error::manifest(path, r))?;
+        Ok(self.found)
+    }
+}
+
+/// Files and rows of a manifest's entries by status (added, existing, deleted).
+#[derive(Default)]
+struct EntryCounts {
+    files: [i64; 3],
+    rows: [i64; 3],
+}
+
+impl EntryCounts {
+    fn add(&mut self, e: &ManifestEntry) -> Result<(), String> {
+        let k = match e.status {
+            EntryStatus::Added => 0,
+            EntryStatus::Existing => 1,
+            EntryStatus::Deleted => 2,
+        };
+        self.files[k] += 1;
+        self.rows[k] = add(
+            self.rows[k],
+            e.data_file.record_count,
+            "the manifest's row count",
+        )?;
+        Ok(())
+    }
 }
 
 /// A manifest's entries against the counts its manifest list entry records for it
@@ -204,26 +277,8 @@ pub fn check_manifest(
 /// (where the snapshot summary's totals cannot be checked against the entries). Iceberg Java
 /// reads the entries whatever the counts say (they are optional in format version 1, and
 /// written loosely by some writers): a warning.
-fn check_counts(
-    entries: &[ManifestEntry],
-    mf: &ManifestFile,
-    warn: &mut Warn<'_>,
-) -> Result<(), String> {
-    let mut files = [0i64; 3];
-    let mut rows = [0i64; 3];
-    for e in entries {
-        let k = match e.status {
-            EntryStatus::Added => 0,
-            EntryStatus::Existing => 1,
-            EntryStatus::Deleted => 2,
-        };
-        files[k] += 1;
-        rows[k] = add(
-            rows[k],
-            e.data_file.record_count,
-            "the manifest's row count",
-        )?;
-    }
+fn check_counts(counts: &EntryCounts, mf: &ManifestFile, warn: &mut Warn<'_>) -> Result<(), String> {
+    let EntryCounts { files, rows } = counts;
     let recorded = [
         ("added_files_count", mf.added_files_count, files[0]),
         ("existing_files_count", mf.existing_files_count, files[1]),
@@ -321,7 +376,8 @@ fn check_entry(
         ("null_value_counts", &f.null_value_counts),
         ("nan_value_counts", &f.nan_value_counts),
     ] {
-        for (id, v) in counts {
+        // The name is only made for a count that is negative (this runs for every entry).
+        if let Some((id, v)) = counts.iter().find(|(_, v)| **v < 0) {
             non_negative(*v, &format!("{name} of field {id}"))?;
         }
     }

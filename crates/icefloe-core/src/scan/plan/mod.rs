@@ -8,6 +8,8 @@
 //! - [`task`]: a [`task::FileScanTask`], one data file with the delete files that apply to it.
 //! - [`planner`]: loads manifests and plans the live data files of a snapshot (streamed,
 //!   batched, with [`planner::PlanStats`]).
+//! - [`in_flight`]: manifests fetched and decoded ahead of the planner as streams of entries,
+//!   under a budget of bytes in flight.
 //! - [`prune`]: drops manifests, data files and row groups that a predicate rules out.
 //! - [`split`]: a task cut into row-group ranges for parallel readers.
 //! - [`live_count`]: live rows of a snapshot from the plan alone, where it can be known.
@@ -21,6 +23,7 @@
 
 pub mod column_stats;
 pub mod estimate_rows;
+pub mod in_flight;
 pub mod live_count;
 pub mod partition_dirs;
 pub mod planner;

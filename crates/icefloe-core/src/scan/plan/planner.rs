@@ -5,28 +5,24 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use futures::future::BoxFuture;
 use futures::stream::BoxStream;
-use futures::{FutureExt, StreamExt, TryStreamExt};
+use futures::{StreamExt, TryStreamExt};
 
+use super::in_flight::{InFlight, Judged, Manifests};
 use super::prune::Pruner;
 use crate::cache::get_or_load_checked;
 use crate::delete::index::DeleteIndex;
 use crate::spec::manifest::read_manifest_of_spec;
 use crate::spec::ManifestContent;
 use crate::spec::{
-    EntryStatus, FileFormat, ManifestEntry, ManifestFile, PartitionSpec, PrimitiveType, Snapshot,
-    Transform, Type,
+    FileFormat, ManifestEntry, ManifestFile, PartitionSpec, PrimitiveType, Snapshot, Transform,
+    Type,
 };
 use crate::table::Table;
 use crate::validate::live_files::LiveFiles;
 use crate::validate::manifest::{check_list_totals, check_manifest};
 // Re-exported: front-ends name the tasks by their old path.
 pub use super::task::{DeleteFileRef, FileScanTask};
-
-/// How many manifests are fetched and decoded at once: what bounds planning's memory, with
-/// the manifests' size.
-const MANIFEST_CONCURRENCY: usize = 8;
 
 /// The result type of a partition field (spec: "Partition Transforms").
 pub fn partition_field_type(transform: &Transform, source: Option<&Type>) -> PrimitiveType {
@@ -62,15 +58,21 @@ pub async fn load_manifest(
     load_manifest_cached(table, mf, true).await
 }
 
-/// [`load_manifest`], keeping what it decodes in the cache only if `keep`.
-async fn load_manifest_cached(
-    table: &Table,
-    mf: &ManifestFile,
-    keep: bool,
-) -> crate::Result<Arc<Vec<ManifestEntry>>> {
-    crate::cancel::check(|| format!("planning: reading manifest {}", mf.manifest_path))?;
-    let io = table.io();
-    let shown = io.shown(&mf.manifest_path);
+/// What decoding a manifest depends on, and the key it is cached under.
+pub(super) struct ManifestKey {
+    /// The cache key: everything the decoded entries depend on.
+    pub key: String,
+    /// The manifest's location as errors show it.
+    pub shown: String,
+    /// The result types of its partition spec's fields, in order.
+    pub types: Vec<PrimitiveType>,
+    /// Its partition spec's field ids, in order.
+    pub spec_ids: Vec<i32>,
+}
+
+/// The [`ManifestKey`] of `mf`. Errors: a partition spec the table metadata lacks.
+pub(super) fn manifest_cache_key(table: &Table, mf: &ManifestFile) -> crate::Result<ManifestKey> {
+    let shown = table.io().shown(&mf.manifest_path);
     let spec = table
         .metadata()
         .partition_spec(mf.partition_spec_id)
@@ -91,6 +93,28 @@ async fn load_manifest_cached(
         "{shown}#{}#{:?}#{}#{}#{:?}",
         mf.sequence_number, mf.first_row_id, mf.added_snapshot_id, mf.partition_spec_id, types
     );
+    Ok(ManifestKey {
+        key,
+        shown,
+        types,
+        spec_ids,
+    })
+}
+
+/// [`load_manifest`], keeping what it decodes in the cache only if `keep`.
+pub(super) async fn load_manifest_cached(
+    table: &Table,
+    mf: &ManifestFile,
+    keep: bool,
+) -> crate::Result<Arc<Vec<ManifestEntry>>> {
+    crate::cancel::check(|| format!("planning: reading manifest {}", mf.manifest_path))?;
+    let io = table.io();
+    let ManifestKey {
+        key,
+        shown,
+        types,
+        spec_ids,
+    } = manifest_cache_key(table, mf)?;
     let load = async {
         let bytes = io
             .read_capped(&mf.manifest_path, crate::io::limits::Capped::Manifest)
@@ -159,22 +183,17 @@ pub async fn live_entries(table: &Table, snapshot: &Snapshot) -> crate::Result<V
     entries_of(table, &all).await
 }
 
-/// The live entries of some manifests of a snapshot, in order.
+/// The live entries of some manifests of a snapshot, in order, read under the byte budget of
+/// manifests in flight ([`in_flight`](super::in_flight)).
 async fn entries_of(table: &Table, list: &[&ManifestFile]) -> crate::Result<Vec<ManifestEntry>> {
-    // The futures are made before the stream (not by a closure inside it) so that the
-    // returned future is `Send` and can be `tokio::spawn`ed (rust-lang/rust#102211).
-    let loads: Vec<_> = list.iter().map(|mf| load_manifest(table, mf)).collect();
-    let mut manifests = futures::stream::iter(loads).buffered(MANIFEST_CONCURRENCY);
-    // Each decoded manifest is let go as soon as its live entries are taken (at most
-    // MANIFEST_CONCURRENCY are decoded at once), unless the cache keeps it.
+    let list: Vec<ManifestFile> = list.iter().map(|mf| (*mf).clone()).collect();
+    let keep = worth_caching(table, &list);
+    let mut manifests = Manifests::start(table, list, None, keep, Metrics::Keep);
     let mut out = Vec::new();
-    while let Some(m) = manifests.next().await {
-        let m = m?;
-        crate::cancel::check(|| "planning: reading manifests".into())?;
-        let live = |e: &ManifestEntry| e.status != EntryStatus::Deleted;
-        match Arc::try_unwrap(m) {
-            Ok(entries) => out.extend(entries.into_iter().filter(live)),
-            Err(m) => out.extend(m.iter().filter(|e| live(e)).cloned()),
+    while let Some(mut m) = manifests.next().await {
+        while let Some(chunk) = m.chunks.recv().await {
+            crate::cancel::check(|| "planning: reading manifests".into())?;
+            out.extend(chunk?.into_iter().map(|j| j.entry));
         }
     }
     Ok(out)
@@ -236,10 +255,12 @@ pub async fn plan_with_stats(
     Ok((tasks, stats))
 }
 
-/// The tasks of [`plan_files_pruned`] as a stream, planned manifest by manifest: at most
-/// [`MANIFEST_CONCURRENCY`] manifests are decoded at once and nothing is kept of a manifest
-/// once its tasks are taken, so memory stays bounded whatever the snapshot's size (the
-/// whole-snapshot checks keep a fingerprint per data file, see `validate::live_files`).
+/// The tasks of [`plan_files_pruned`] as a stream, planned entry by entry: at most
+/// [`MANIFEST_BYTES_IN_FLIGHT`](super::in_flight::MANIFEST_BYTES_IN_FLIGHT) bytes of
+/// manifests are decoded at once, each as a stream of entries, and an entry is kept only as
+/// the task it becomes (one pruning rules out is let go as it is decoded), so memory stays
+/// bounded whatever the snapshot's or its manifests' size (the whole-snapshot checks keep a
+/// fingerprint per data file, see `validate::live_files`).
 ///
 /// Errors come in the stream, in manifest order; the checks that need every file (a
 /// deletion vector naming no live data file, the snapshot summary's totals) come last, after
@@ -249,28 +270,62 @@ pub fn plan_stream(
     snapshot: &Snapshot,
     pruner: Option<&Pruner>,
 ) -> BoxStream<'static, crate::Result<FileScanTask>> {
-    plan_batches(table, snapshot, pruner)
+    plan_stream_with(table, snapshot, pruner, Metrics::Keep)
+}
+
+/// [`plan_stream`], with or without the tasks' column metrics.
+pub fn plan_stream_with(
+    table: &Table,
+    snapshot: &Snapshot,
+    pruner: Option<&Pruner>,
+    metrics: Metrics,
+) -> BoxStream<'static, crate::Result<FileScanTask>> {
+    plan_batches_with(table, snapshot, pruner, metrics)
         .map_ok(|b| futures::stream::iter(b.tasks.into_iter().map(Ok)))
         .try_flatten()
         .boxed()
 }
 
-/// The tasks planned from one manifest, and what pruning skipped to get them.
+/// The tasks planned from a chunk of one manifest's entries, and what pruning skipped to get
+/// them.
 pub struct PlannedBatch {
     pub tasks: Vec<FileScanTask>,
     /// Counts to add up over the stream.
     pub stats: PlanStats,
 }
 
-/// [`plan_stream`] one manifest at a time: the first batch (no tasks) counts the manifests
-/// read and skipped, then one batch per data manifest read.
+/// [`plan_stream`] a chunk of entries at a time: the first batch (no tasks) counts the
+/// manifests read and skipped, then one batch per chunk of a data manifest's live entries
+/// (in manifest list order, then entry order).
 pub fn plan_batches(
     table: &Table,
     snapshot: &Snapshot,
     pruner: Option<&Pruner>,
 ) -> BoxStream<'static, crate::Result<PlannedBatch>> {
+    plan_batches_with(table, snapshot, pruner, Metrics::Keep)
+}
+
+/// Whether the tasks of a plan carry their data files' column metrics (value, null and NaN
+/// counts, bounds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metrics {
+    /// As the manifests record them: what reads prune row groups and pages with.
+    Keep,
+    /// Not decoded (only negative counts, which the manifest rules refuse, are kept): for a
+    /// listing of files, where decoding them is most of a large plan's work. Entries are
+    /// still judged by the pruner with their metrics.
+    Drop,
+}
+
+/// [`plan_batches`], with or without the tasks' column metrics.
+pub fn plan_batches_with(
+    table: &Table,
+    snapshot: &Snapshot,
+    pruner: Option<&Pruner>,
+    metrics: Metrics,
+) -> BoxStream<'static, crate::Result<PlannedBatch>> {
     let (table, snapshot, pruner) = (table.clone(), snapshot.clone(), pruner.cloned());
-    futures::stream::once(Planner::start(table, snapshot, pruner))
+    futures::stream::once(Planner::start(table, snapshot, pruner, metrics))
         .map(|started| match started {
             Err(e) => futures::stream::once(async { Err(e) }).boxed(),
             Ok((planner, stats)) => {
@@ -287,17 +342,16 @@ pub fn plan_batches(
         .boxed()
 }
 
-type LoadedManifest = crate::Result<(ManifestFile, Arc<Vec<ManifestEntry>>)>;
-
 /// The state of a streaming plan once the delete manifests are read.
 struct Planner {
     table: Table,
     snapshot: Snapshot,
-    pruner: Option<Pruner>,
     index: DeleteIndex,
     /// Taken when the data manifests are done (or one failed).
     check: Option<LiveFiles>,
-    manifests: BoxStream<'static, LoadedManifest>,
+    manifests: Manifests,
+    /// The data manifest whose entries are being planned.
+    current: Option<InFlight>,
 }
 
 impl Planner {
@@ -307,6 +361,7 @@ impl Planner {
         table: Table,
         snapshot: Snapshot,
         pruner: Option<Pruner>,
+        metrics: Metrics,
     ) -> crate::Result<(Planner, PlanStats)> {
         let list = table.manifest_list(&snapshot).await?;
         let mut stats = PlanStats::default();
@@ -359,66 +414,71 @@ impl Planner {
             live_files_hint(&data),
         )?;
         let index = DeleteIndex::new(table.metadata(), delete_entries);
-        let t = table.clone();
         let keep = worth_caching(&table, &data);
         // Each manifest is fetched and decoded on a task of its own (decoding is CPU work
-        // that may use another core), at most MANIFEST_CONCURRENCY at once, in list order.
-        let manifests = futures::stream::iter(data)
-            .map(move |mf| load_owned(t.clone(), mf, keep))
-            .buffered(MANIFEST_CONCURRENCY)
-            .boxed();
+        // that may use another core), under a budget of bytes in flight, in list order; the
+        // pruner judges each entry as it is decoded.
+        let manifests = Manifests::start(&table, data, pruner.map(Arc::new), keep, metrics);
         let planner = Planner {
             table,
             snapshot,
-            pruner,
             index,
             check: Some(check),
             manifests,
+            current: None,
         };
         Ok((planner, stats))
     }
 
-    /// The tasks of the next data manifest; after the last, the checks of the whole
-    /// snapshot (an error then, or the end).
+    /// The tasks of the next chunk of a data manifest's entries; after the last, the checks
+    /// of the whole snapshot (an error then, or the end).
     async fn next_batch(mut self) -> Option<(crate::Result<PlannedBatch>, Planner)> {
         let mut check = self.check.take()?;
-        if let Err(e) = crate::cancel::check(|| "planning".into()) {
-            return Some((Err(e), self));
-        }
-        let out = match self.manifests.next().await {
-            None => match check.finish(&self.snapshot, self.table.warnings()) {
-                Ok(()) => return None,
-                Err(e) => Err(e),
-            },
-            Some(Err(e)) => Err(e),
-            Some(Ok((mf, entries))) => {
-                let batch = self.tasks_of(&mf, &entries, &mut check);
-                if batch.is_ok() {
-                    self.check = Some(check);
+        let out = loop {
+            if let Err(e) = crate::cancel::check(|| "planning".into()) {
+                break Err(e);
+            }
+            let Some(current) = self.current.as_mut() else {
+                match self.manifests.next().await {
+                    Some(m) => {
+                        self.current = Some(m);
+                        continue;
+                    }
+                    None => match check.finish(&self.snapshot, self.table.warnings()) {
+                        Ok(()) => return None,
+                        Err(e) => break Err(e),
+                    },
                 }
-                batch
+            };
+            match current.chunks.recv().await {
+                // The manifest's task closes its channel after its last entry (or error).
+                None => self.current = None,
+                Some(Err(e)) => break Err(e),
+                Some(Ok(chunk)) => {
+                    let shown = self.table.io().shown(&current.manifest.manifest_path);
+                    let batch = self.tasks_of(&shown, chunk, &mut check);
+                    if batch.is_ok() {
+                        self.check = Some(check);
+                    }
+                    break batch;
+                }
             }
         };
         Some((out, self))
     }
 
-    /// The tasks of one data manifest's live entries.
+    /// The tasks of a chunk of one data manifest's live entries; `shown` names the manifest.
     fn tasks_of(
         &self,
-        mf: &ManifestFile,
-        entries: &[ManifestEntry],
+        shown: &str,
+        chunk: Vec<Judged>,
         check: &mut LiveFiles,
     ) -> crate::Result<PlannedBatch> {
-        let shown = self.table.io().shown(&mf.manifest_path);
         let mut stats = PlanStats::default();
         let mut tasks = Vec::new();
-        for e in entries.iter().filter(|e| e.status != EntryStatus::Deleted) {
-            check.data_file(e, &shown)?;
-            if self
-                .pruner
-                .as_ref()
-                .is_some_and(|p| !p.may_match(&e.data_file))
-            {
+        for Judged { entry: e, admitted } in chunk {
+            check.data_file(&e, shown)?;
+            if !admitted {
                 stats.files_skipped += 1;
                 continue;
             }
@@ -428,35 +488,16 @@ impl Planner {
                     "a data file entry names a Puffin file, which holds no rows",
                 ));
             }
-            let df = e.data_file.clone();
-            let applicable = self.index.for_data_file(&df, e.sequence_number);
+            let applicable = self.index.for_data_file(&e.data_file, e.sequence_number);
             tasks.push(FileScanTask {
-                first_row_id: df.first_row_id,
+                first_row_id: e.data_file.first_row_id,
                 sequence_number: e.sequence_number,
                 deletion_vector: applicable.deletion_vector,
                 position_deletes: applicable.position_deletes,
                 equality_deletes: applicable.equality_deletes,
-                data_file: df,
+                data_file: e.data_file,
             });
         }
         Ok(PlannedBatch { tasks, stats })
     }
-}
-
-/// [`load_manifest`] on a task of its own, aborted if the plan is dropped.
-fn load_owned(table: Table, mf: ManifestFile, keep: bool) -> BoxFuture<'static, LoadedManifest> {
-    let path = table.io().shown(&mf.manifest_path);
-    let handle = tokio::spawn(async move {
-        let entries = load_manifest_cached(&table, &mf, keep).await?;
-        Ok((mf, entries))
-    });
-    crate::spawned::AbortOnDrop(handle)
-        .map(move |joined| match joined {
-            Ok(loaded) => loaded,
-            Err(e) => Err(crate::Error::manifest(
-                &path,
-                format!("manifest task failed: {e}"),
-            )),
-        })
-        .boxed()
 }

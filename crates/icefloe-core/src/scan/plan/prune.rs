@@ -255,7 +255,19 @@ impl Pruner {
     }
 
     fn may_match_one(&self, p: &Predicate, file: &DataFile) -> bool {
-        self.eval(p, &|id, ty| Metrics::of(file, id, ty), Some(file))
+        let partition = Some((file.spec_id, file.partition.as_slice()));
+        self.eval(p, &|id, ty| Metrics::of(file, id, ty), partition)
+    }
+
+    /// Whether any row of a file of partition spec `spec_id` with the partition values
+    /// `partition` may satisfy every predicate, by those values alone (column metrics
+    /// unknown): `false` means [`Pruner::may_match`] is `false` for the file whatever its
+    /// metrics, so a manifest entry can be ruled out before its metrics are decoded.
+    pub fn may_match_partition_values(&self, spec_id: i32, partition: &[Option<Literal>]) -> bool {
+        let unknown = |_: i32, _: &PrimitiveType| Metrics::default();
+        self.predicates
+            .iter()
+            .all(|p| self.eval(p, &unknown, Some((spec_id, partition))))
     }
 
     /// Whether any row of a part of a file (a Parquet row group) may satisfy every predicate,
@@ -293,11 +305,11 @@ impl Pruner {
         &self,
         p: &Predicate,
         metrics: &dyn Fn(i32, &PrimitiveType) -> Metrics,
-        file: Option<&DataFile>,
+        partition: Option<(i32, &[Option<Literal>])>,
     ) -> bool {
         let id = match p {
-            Predicate::And(ps) => return ps.iter().all(|q| self.eval(q, metrics, file)),
-            Predicate::Or(ps) => return ps.iter().any(|q| self.eval(q, metrics, file)),
+            Predicate::And(ps) => return ps.iter().all(|q| self.eval(q, metrics, partition)),
+            Predicate::Or(ps) => return ps.iter().any(|q| self.eval(q, metrics, partition)),
             p if unprunable(p) => return true,
             p => match p.field_id() {
                 Some(id) => id,
@@ -310,13 +322,13 @@ impl Pruner {
         if !may_match_range(p, &metrics(id, ty), ty) {
             return false;
         }
-        let Some(file) = file else {
+        let Some((spec_id, values)) = partition else {
             return true;
         };
-        let Some(spec) = self.specs.get(&file.spec_id) else {
+        let Some(spec) = self.specs.get(&spec_id) else {
             return true;
         };
-        for (field, value) in spec.fields.iter().zip(&file.partition) {
+        for (field, value) in spec.fields.iter().zip(values) {
             if field.source_id != id {
                 continue;
             }

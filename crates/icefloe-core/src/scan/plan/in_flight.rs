@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 
-use super::planner::{load_manifest_cached, manifest_cache_key, Metrics};
+use super::manifest_load::{load_manifest_cached, manifest_cache_key};
 use super::prune::Pruner;
 use crate::spawned::AbortOnDrop;
 use crate::spec::manifest::ManifestEntries;
@@ -33,6 +33,18 @@ pub const MANIFEST_BYTES_IN_FLIGHT: u64 = 32 << 20;
 /// The most manifests in flight at once, however small: a bound on tasks and on the chunks
 /// they hold.
 const MANIFESTS_IN_FLIGHT: usize = 8;
+
+/// Whether the tasks of a plan carry their data files' column metrics (value, null and NaN
+/// counts, bounds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metrics {
+    /// As the manifests record them: what reads prune row groups and pages with.
+    Keep,
+    /// Not decoded (only negative counts, which the manifest rules refuse, are kept): for a
+    /// listing of files, where decoding them is most of a large plan's work. Entries are
+    /// still judged by the pruner with their metrics.
+    Drop,
+}
 
 /// Live entries handed over at once.
 const CHUNK_ENTRIES: usize = 256;

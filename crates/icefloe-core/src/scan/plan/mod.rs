@@ -25,6 +25,7 @@ pub mod column_stats;
 pub mod estimate_rows;
 pub mod in_flight;
 pub mod live_count;
+mod manifest_load;
 pub mod partition_dirs;
 pub mod planner;
 pub mod prune;

@@ -35,7 +35,7 @@ impl Scan {
     /// footer cache, with the page index when the reads will want it.
     async fn prefetch_footers(&self, tasks: &[FileScanTask]) {
         let table = self.table();
-        let page_index = self.ctx.row_group_filter.is_some() || self.ctx.sliced;
+        let page_index = self.ctx.wants_page_index();
         let first = tasks
             .iter()
             .filter(|t| t.data_file.file_format == FileFormat::Parquet)

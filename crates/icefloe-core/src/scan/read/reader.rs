@@ -62,6 +62,12 @@ pub struct ReadContext {
 }
 
 impl ReadContext {
+    /// Whether every read of a whole file wants its Parquet page index: for pruning row
+    /// groups and pages, or for reading it in slices. (A read of some positions wants it too.)
+    pub fn wants_page_index(&self) -> bool {
+        self.row_group_filter.is_some() || self.sliced
+    }
+
     /// The top-level column a field id belongs to (itself for a top-level field).
     fn root_of(&self, id: i32) -> i32 {
         self.paths_by_id.get(&id).map_or(id, |p| p[0])
@@ -152,7 +158,7 @@ impl TaskReader {
             &table.caches().parquet_footers,
             &task.data_file,
             ctx.batch_size,
-            ctx.row_group_filter.is_some() || rows.is_some() || only.is_some() || ctx.sliced,
+            ctx.wants_page_index() || rows.is_some() || only.is_some(),
         )
         .await?
         .sliced(ctx.sliced)

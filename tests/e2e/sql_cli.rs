@@ -204,3 +204,102 @@ fn errors_are_one_line() {
     let e = error(&o);
     assert!(e.contains("data"), "{e}");
 }
+
+/// `icefloe --catalog NAME sql` against the real REST catalog `scripts/rest-catalog start`
+/// runs (skipped, with the reason printed, when none runs): every fixture snapshot through
+/// `icefloe_snapshot('db.<table>', id)` with the lineage columns equals Spark's rows, and the
+/// catalog's tables are schemas of the session (`SHOW TABLES`, `db.<table>`).
+#[test]
+fn rest_catalog_tables_and_snapshots() {
+    let Some(s) = icefloe_testkit::servers::rest_catalog_env() else {
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    // Only this user's configuration: no PYICEBERG_* or AWS_* of the machine.
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_icefloe"))
+            .args(args)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", home.path())
+            .env("PYICEBERG_CATALOG__FIXTURES__URI", &s["ICEFLOE_REST_URI"])
+            .env(
+                "PYICEBERG_CATALOG__FIXTURES__WAREHOUSE",
+                &s["ICEFLOE_REST_WAREHOUSE"],
+            )
+            .env(
+                "PYICEBERG_CATALOG__FIXTURES__TOKEN",
+                &s["ICEFLOE_REST_TOKEN"],
+            )
+            .output()
+            .expect("run icefloe")
+    };
+    let snaps = icefloe_testkit::all_snapshots();
+    let tables = stdout(&run(&[
+        "--catalog",
+        "fixtures",
+        "sql",
+        "--format",
+        "csv",
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'db' ORDER BY 1",
+    ]));
+    let mut want: Vec<&str> = snaps.iter().map(|s| s.table.as_str()).collect();
+    want.sort();
+    want.dedup();
+    for t in &want {
+        assert!(tables.lines().any(|l| l == *t), "{t} not listed: {tables}");
+    }
+    let mut failures = Vec::new();
+    for f in &snaps {
+        let q = format!(
+            "SELECT * FROM icefloe_snapshot('db.{}', {})",
+            f.table, f.snapshot_id
+        );
+        let o = run(&[
+            "--catalog",
+            "fixtures",
+            "sql",
+            "--lineage",
+            "--format",
+            "jsonl",
+            &q,
+        ]);
+        if !o.status.success() {
+            failures.push(format!(
+                "{q}: {}",
+                String::from_utf8_lossy(&o.stderr).trim()
+            ));
+            continue;
+        }
+        let got = json_lines(&stdout(&o));
+        if let Some(d) = icefloe_testkit::diff_rows(&got, &f.expected_rows()) {
+            failures.push(format!("{q}: {d}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} snapshots differ:\n{}",
+        failures.len(),
+        snaps.len(),
+        failures.join("\n")
+    );
+    // The current snapshot by the catalog's name, and the same table counted.
+    let t = &want[0];
+    let n = json_lines(&stdout(&run(&[
+        "--catalog",
+        "fixtures",
+        "sql",
+        "--format",
+        "jsonl",
+        &format!("SELECT count(*) AS n FROM db.{t}"),
+    ])));
+    let cat = stdout(&run(&[
+        "--catalog",
+        "fixtures",
+        "cat",
+        &format!("db.{t}"),
+        "--format",
+        "jsonl",
+    ]));
+    assert_eq!(n[0]["n"], Value::from(cat.lines().count()));
+}

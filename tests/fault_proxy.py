@@ -188,6 +188,10 @@ def make_server(args):
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # Headers and body are separate writes: with Nagle's algorithm the body waits for the
+        # client's delayed ACK of the headers (up to 40 ms a response on Linux), latency no
+        # store adds and --latency-ms does not account for.
+        disable_nagle_algorithm = True
 
         def log_message(self, *a):
             pass
@@ -286,6 +290,10 @@ def make_server(args):
                 conn = upstream()
                 try:
                     conn.request(self.command, self.path, body=body, headers=headers)
+                    # The same stall the other way: an upstream that writes a body in pieces
+                    # waits for this side's delayed ACK unless it is sent at once.
+                    if conn.sock is not None and hasattr(socket, "TCP_QUICKACK"):
+                        conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 1)
                     resp = conn.getresponse()
                     data = resp.read()
                     break

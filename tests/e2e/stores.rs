@@ -186,7 +186,7 @@ fn bytes_in_flight_never_exceed_the_budget() {
         let mask = ProjectionMask::all();
         let slices = readahead::slices(file.metadata.metadata(), &mask, 16 << 10);
         assert!(slices.len() > 20, "{} slices", slices.len());
-        readahead::stream(file, mask, 4096, slices, None, written.into(), None)
+        readahead::stream(file, mask, 4096, slices, None, written.into(), None, None)
             .try_collect::<Vec<_>>()
             .await
             .expect("read")
@@ -221,6 +221,75 @@ fn bytes_in_flight_never_exceed_the_budget() {
         fetch.budget.peak()
     );
     assert_eq!(fetch.budget.in_flight(), 0, "bytes still counted in flight");
+}
+
+/// The files of a table in S3 read at once (more of them than cores), each reading ahead as far
+/// as its share of the table's window allows (slices of 4 KiB in a window of 64 KiB): the bytes
+/// read ahead never exceed the window, nor the bytes in flight the budget, and the rows come
+/// out as a local read gives them, in the same order.
+#[test]
+fn files_read_ahead_together_stay_within_the_window_in_order() {
+    use futures::TryStreamExt;
+    use icefloe_core::{Scan, Table};
+
+    let s3: Server = servers::moto();
+    servers::create_s3_bucket(&s3, "lake");
+    let mut opts = servers::s3_options(&s3);
+    upload_warehouse("s3://lake/", "warehouse", &opts);
+    let window: u64 = 64 << 10;
+    for (k, v) in [
+        ("read_slice_bytes", "4096".to_string()),
+        ("read_part_bytes", "8192".to_string()),
+        ("read_bytes_in_flight", window.to_string()),
+    ] {
+        opts.push((k.to_string(), v));
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    async fn read(t: &Table) -> arrow::record_batch::RecordBatch {
+        let scan = Scan::builder().lineage(true).build(t).expect("scan");
+        let tasks = scan.plan_files().await.expect("plan");
+        let batches: Vec<_> = scan.read_tasks(tasks).try_collect().await.expect("read");
+        arrow::compute::concat_batches(&scan.schema(), &batches).expect("concat")
+    }
+    for name in ["partitioned", "v3_basic", "v3_dv_large"] {
+        let dir = fixtures_dir().join("warehouse/db").join(name);
+        rt.block_on(async {
+            let local = Table::open(dir.to_str().unwrap()).await.expect("local");
+            let caches = std::sync::Arc::new(icefloe_core::cache::Caches::new(64 << 20));
+            let remote =
+                Table::open_with_storage(&format!("s3://lake/warehouse/db/{name}"), caches, &opts)
+                    .await
+                    .expect("remote");
+            let want = read(&local).await;
+            let got = read(&remote).await;
+            assert!(want.num_rows() > 0, "{name}");
+            assert!(
+                got == want,
+                "{name}: the rows from S3 differ from the local read"
+            );
+            let fetch = remote.io().ranged_fetch();
+            assert_eq!(fetch.ahead.bytes(), window);
+            assert!(
+                fetch.ahead.peak() <= window,
+                "{name}: {} bytes read ahead at once, over the window of {window}",
+                fetch.ahead.peak()
+            );
+            assert!(fetch.budget.peak() <= window, "{name}: over the budget");
+            assert_eq!(fetch.ahead.in_use(), 0, "{name}: room kept after the read");
+            if name == "v3_dv_large" {
+                // Its large file is read far ahead: more than two slices at once.
+                assert!(
+                    fetch.ahead.peak() > 8192,
+                    "{name}: peak {}",
+                    fetch.ahead.peak()
+                );
+            }
+        });
+    }
 }
 
 #[test]

@@ -35,6 +35,8 @@ pub struct FileReader {
     sliced: bool,
     /// Bounds the slices read ahead, over every reader sharing it.
     budget: Option<readahead::ReadAheadBudget>,
+    /// Its place in the table's read-ahead window, when its reader took one.
+    place: Option<readahead::Place>,
     inner: Inner,
 }
 
@@ -120,6 +122,7 @@ impl FileReader {
             batch_size,
             sliced: false,
             budget: None,
+            place: None,
             inner,
         })
     }
@@ -134,6 +137,13 @@ impl FileReader {
     /// Reads slices ahead only while `budget` (shared with other readers) has room.
     pub fn read_ahead_budget(mut self, budget: Option<readahead::ReadAheadBudget>) -> Self {
         self.budget = budget;
+        self
+    }
+
+    /// Shares the table's read-ahead window from `place` (taken in the order files are
+    /// consumed); without one, a place is taken when the stream is made.
+    pub fn window_place(mut self, place: Option<readahead::Place>) -> Self {
+        self.place = place;
         self
     }
 
@@ -189,6 +199,7 @@ impl FileReader {
                         runs,
                         shown,
                         self.budget,
+                        self.place,
                     ));
                 }
                 let mut b = p

@@ -60,6 +60,11 @@ impl StoreFileReader {
         self
     }
 
+    /// How its ranges are fetched: `Some` for an object in a remote store.
+    pub fn ranged(&self) -> Option<&RangedFetch> {
+        self.ranged.as_ref()
+    }
+
     /// The object's real size in bytes.
     pub fn size(&self) -> u64 {
         self.size

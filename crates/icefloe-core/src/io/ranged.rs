@@ -129,14 +129,18 @@ impl Drop for InFlight<'_> {
     }
 }
 
-/// How a table's data files are fetched from an object store: the largest request and the
-/// shared budget of bytes in flight.
+/// How a table's data files are fetched from an object store: the largest request, the
+/// shared budget of bytes in flight, and the window of bytes read ahead.
 #[derive(Debug, Clone)]
 pub struct RangedFetch {
     /// Bytes per request at most (never above the budget).
     pub part_bytes: u64,
     /// Bytes in flight over every file.
     pub budget: FetchBudget,
+    /// Bytes of slices read ahead (fetched or in flight, not yet consumed) over every file, as
+    /// large as the budget: read-ahead keeps the budget full
+    /// ([`super::readahead::AheadWindow`]).
+    pub ahead: super::readahead::AheadWindow,
 }
 
 impl RangedFetch {
@@ -146,6 +150,7 @@ impl RangedFetch {
         let budget = FetchBudget::new(in_flight);
         RangedFetch {
             part_bytes: part_bytes.max(4 << 10).min(budget.bytes()),
+            ahead: super::readahead::AheadWindow::new(budget.bytes()),
             budget,
         }
     }

@@ -4,9 +4,20 @@
 //! is decoded. A file in an object store is therefore read as consecutive slices of rows, each
 //! about [`SLICE_BYTES`](super::config::SLICE_BYTES) of the projected columns and fetching
 //! only its own pages (through the offset index; a row group without one is one slice), each
-//! on its own task, up to [`READ_AHEAD`] slices beyond the one being consumed: downloads
-//! overlap decoding, and a slice's column ranges are fetched concurrently. Batches come out in
-//! file order, so positions (deletes, `_row_id`) are those of a whole-file read.
+//! on its own task, beyond the one being consumed: downloads overlap decoding, and a slice's
+//! column ranges are fetched concurrently. Batches come out in file order, so positions
+//! (deletes, `_row_id`) are those of a whole-file read.
+//!
+//! How far a file reads ahead is set in bytes, not slices, by the table's [`AheadWindow`]
+//! (its size is the table's bytes in flight, `read_bytes_in_flight`): a slice is started ahead
+//! only while the compressed bytes of the slices started and not yet consumed, over every file
+//! of the table, fit in it. One round trip's worth of slices is not enough to keep a network
+//! busy (each request waits for its first byte), and a count of slices says nothing about
+//! bytes. Files share the window in the order they are consumed: the file being consumed may
+//! fill it, the next ones get a quarter, an eighth, ... of it, so the file the consumer waits
+//! on always finds at least half of it, and later files still fetch while it is decoded. A
+//! local file read in slices (for bounded memory, not downloads) reads [`READ_AHEAD`] slices
+//! ahead.
 //!
 //! A process serving many readers at once (the FUSE mount) bounds the slices read ahead over
 //! all of them with a [`ReadAheadBudget`]: a slice is read ahead (on a task of its own, its
@@ -32,8 +43,18 @@ use super::parquet::OpenedParquet;
 /// memory ([`crate::scan::ScanBuilder::sliced_reads`]).
 pub const LOCAL_SLICE_BYTES: u64 = 2 << 20;
 
-/// Slices fetched and decoded ahead of the one being consumed.
+/// The first slice of a file is this fraction of the others (rounded to a page start): the
+/// first rows of a read wait for the whole of it.
+const FIRST_SLICE_FRACTION: u64 = 8;
+
+/// Slices of a local file read ahead of the one being consumed; a file in an object store
+/// starts with as many and doubles them with each slice consumed, up to its share of the
+/// window (a first burst of every slice the window holds would delay the first one).
 pub const READ_AHEAD: usize = 2;
+
+/// The most slices one file of an object store reads ahead, however small: a bound on its
+/// tasks and on the decoded batches they hold ([`BATCHES_AHEAD`] each).
+pub const MAX_SLICES_AHEAD: usize = 32;
 
 /// Decoded batches a slice's task holds ready.
 const BATCHES_AHEAD: usize = 2;
@@ -66,6 +87,126 @@ impl ReadAheadBudget {
     }
 }
 
+/// The compressed bytes of the slices read ahead (started, not yet consumed) over every file
+/// of a table in an object store, shared in the order the files are consumed (see the module
+/// doc). Clones share one window. Nothing ever waits on it: a slice that finds no room is read
+/// when its consumer reaches it.
+#[derive(Debug, Clone)]
+pub struct AheadWindow {
+    inner: Arc<std::sync::Mutex<WindowState>>,
+    bytes: u64,
+}
+
+#[derive(Debug, Default)]
+struct WindowState {
+    used: u64,
+    peak: u64,
+    next: u64,
+    /// The bytes each reader (by its place) holds, in the order they were placed.
+    readers: std::collections::BTreeMap<u64, u64>,
+}
+
+impl AheadWindow {
+    /// A window of `bytes` read ahead.
+    pub fn new(bytes: u64) -> AheadWindow {
+        AheadWindow {
+            inner: Arc::default(),
+            bytes,
+        }
+    }
+
+    /// Its size in bytes.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Bytes of slices read ahead now.
+    pub fn in_use(&self) -> u64 {
+        self.lock().used
+    }
+
+    /// The most bytes ever read ahead at once.
+    pub fn peak(&self) -> u64 {
+        self.lock().peak
+    }
+
+    /// A place after every reader placed so far: a file's read takes its share of the window
+    /// by its place (the first one placed and not yet dropped may fill it).
+    pub fn enter(&self) -> Place {
+        let mut st = self.lock();
+        let id = st.next;
+        st.next += 1;
+        st.readers.insert(id, 0);
+        Place {
+            window: self.clone(),
+            id,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, WindowState> {
+        // The state is a few counters, consistent at every unlock: a panic elsewhere while
+        // it was held leaves nothing half-done.
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The most `place`'s reader may hold: the whole window for the first reader, a quarter
+    /// for the second, an eighth for the third, ...: all but the first hold less than half.
+    fn share(&self, before: usize) -> u64 {
+        match before {
+            0 => self.bytes,
+            n => self.bytes.checked_shr(n as u32 + 1).unwrap_or(0),
+        }
+    }
+
+    /// Room for `bytes` more for `place`, if its share and the window have it.
+    fn try_reserve(&self, place: &Place, bytes: u64) -> Option<Reserved> {
+        let mut st = self.lock();
+        let before = st.readers.range(..place.id).count();
+        let held = *st.readers.get(&place.id)?;
+        if held + bytes > self.share(before) || st.used + bytes > self.bytes {
+            return None;
+        }
+        st.used += bytes;
+        st.peak = st.peak.max(st.used);
+        *st.readers.get_mut(&place.id).expect("placed") += bytes;
+        Some(Reserved {
+            window: self.clone(),
+            id: place.id,
+            bytes,
+        })
+    }
+}
+
+/// A reader's place in an [`AheadWindow`]'s order; it leaves the order when dropped.
+#[derive(Debug)]
+pub struct Place {
+    window: AheadWindow,
+    id: u64,
+}
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        self.window.lock().readers.remove(&self.id);
+    }
+}
+
+/// Room held in an [`AheadWindow`] by one slice read ahead, until it is consumed or dropped.
+struct Reserved {
+    window: AheadWindow,
+    id: u64,
+    bytes: u64,
+}
+
+impl Drop for Reserved {
+    fn drop(&mut self) {
+        let mut st = self.window.lock();
+        st.used -= self.bytes;
+        if let Some(held) = st.readers.get_mut(&self.id) {
+            *held -= self.bytes;
+        }
+    }
+}
+
 /// A part of a file read on its own.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Slice {
@@ -77,6 +218,10 @@ pub struct Slice {
     pub group_rows: u64,
     /// The file positions it reads.
     pub rows: Range<u64>,
+    /// The compressed bytes of the projected columns' pages it fetches (through the offset
+    /// index: the pages holding its rows and each column's dictionary; without one: the row
+    /// group's projected column chunks).
+    pub bytes: u64,
 }
 
 /// The slices of a file for the columns `mask` projects, each about `target` compressed
@@ -123,6 +268,12 @@ pub fn slices(meta: &ParquetMetaData, mask: &ProjectionMask, target: u64) -> Vec
             .unwrap_or_default();
         let mut first = 0;
         while first < rows {
+            // The file's first slice is smaller: the first rows wait for all of it.
+            let size = if g == 0 && first == 0 && parts > 1 {
+                size.div_ceil(FIRST_SLICE_FRACTION)
+            } else {
+                size
+            };
             let mut end = (first + size).min(rows);
             if end < rows && !page_starts.is_empty() {
                 // The page start nearest the even cut, past the slice's first row.
@@ -138,17 +289,59 @@ pub fn slices(meta: &ParquetMetaData, mask: &ProjectionMask, target: u64) -> Vec
                     end = p;
                 }
             }
+            let fetched = if indexed {
+                leaves
+                    .iter()
+                    .map(|&c| {
+                        let pages = index.and_then(|i| i.get(c)).expect("indexed");
+                        page_bytes(rg.column(c), pages.page_locations(), first..end)
+                    })
+                    .sum()
+            } else {
+                bytes
+            };
             out.push(Slice {
                 row_group: g,
                 group_start: start,
                 group_rows: rows,
                 rows: start + first..start + end,
+                bytes: fetched,
             });
             first = end;
         }
         start += rows;
     }
     out
+}
+
+/// The bytes a read of the rows `rows` (of its row group) fetches of a column chunk with the
+/// pages `pages`: the pages holding them, and whatever precedes the first page (the
+/// dictionary).
+fn page_bytes(
+    chunk: &parquet::file::metadata::ColumnChunkMetaData,
+    pages: &[parquet::file::page_index::offset_index::PageLocation],
+    rows: Range<u64>,
+) -> u64 {
+    let chunk_start = chunk
+        .dictionary_page_offset()
+        .unwrap_or_else(|| chunk.data_page_offset())
+        .max(0) as u64;
+    let dictionary = pages
+        .first()
+        .map_or(0, |p| (p.offset.max(0) as u64).saturating_sub(chunk_start));
+    let data: u64 = pages
+        .iter()
+        .enumerate()
+        .filter(|(i, p)| {
+            let first = p.first_row_index.max(0) as u64;
+            let next = pages
+                .get(i + 1)
+                .map_or(u64::MAX, |n| n.first_row_index.max(0) as u64);
+            first < rows.end && next > rows.start
+        })
+        .map(|(_, p)| p.compressed_page_size.max(0) as u64)
+        .sum();
+    dictionary + data
 }
 
 /// Whether reading `file` in `slices` pays: a file in an object store (or any file, when
@@ -162,9 +355,12 @@ pub fn worthwhile(file: &OpenedParquet, slices: &[Slice], always: bool) -> bool 
 }
 
 /// Streams the rows at the positions `runs` (ascending `(start, len)`; `None`: every row) of
-/// `file`'s columns `mask`, slice by slice with read-ahead: up to [`READ_AHEAD`] slices beyond
-/// the one being consumed, each holding a permit of `budget` when there is one (none: no bound).
-/// `shown` names the file in errors.
+/// `file`'s columns `mask`, slice by slice with read-ahead: for a file in an object store, as
+/// far as its share of the table's [`AheadWindow`] allows, by its `place` in it (`None`: a
+/// place taken now, after every reader placed before); for a local file, [`READ_AHEAD`]
+/// slices. Each slice read ahead also holds a permit of `budget` when there is one (none: no
+/// bound). `shown` names the file in errors.
+#[allow(clippy::too_many_arguments)]
 pub fn stream(
     file: OpenedParquet,
     mask: ProjectionMask,
@@ -173,17 +369,26 @@ pub fn stream(
     runs: Option<Arc<[(u64, u64)]>>,
     shown: String,
     budget: Option<ReadAheadBudget>,
+    place: Option<Place>,
 ) -> BoxStream<'static, crate::Result<RecordBatch>> {
+    let window = file
+        .reader
+        .ranged()
+        .map(|r| r.ahead.clone())
+        .filter(|_| file.remote);
+    let place = window.as_ref().map(|w| place.unwrap_or_else(|| w.enter()));
     Slices {
         file,
         mask,
         batch_size,
         shown,
         budget,
+        window: window.zip(place),
         runs,
         parts: slices.into(),
         ahead: VecDeque::new(),
         current: None,
+        depth: READ_AHEAD,
     }
     .boxed()
 }
@@ -196,6 +401,8 @@ struct Slices {
     batch_size: usize,
     shown: String,
     budget: Option<ReadAheadBudget>,
+    /// The table's window and this file's place in it (a file in an object store).
+    window: Option<(AheadWindow, Place)>,
     /// The positions read (`None`: every row), shared with the reader's position cursor; each
     /// slice's part of them is cut when it starts.
     runs: Option<Arc<[(u64, u64)]>>,
@@ -203,6 +410,9 @@ struct Slices {
     parts: VecDeque<Slice>,
     ahead: VecDeque<BoxStream<'static, crate::Result<RecordBatch>>>,
     current: Option<BoxStream<'static, crate::Result<RecordBatch>>>,
+    /// The most slices read ahead now ([`READ_AHEAD`] growing to [`MAX_SLICES_AHEAD`] for a
+    /// file in an object store).
+    depth: usize,
 }
 
 impl Slices {
@@ -212,6 +422,18 @@ impl Slices {
             let kept = within(self.runs.as_deref(), &slice.rows);
             if !kept.is_empty() {
                 return Some((slice, kept));
+            }
+        }
+        None
+    }
+
+    /// The first slice not started yet that keeps some rows, left in place.
+    fn peek_part(&mut self) -> Option<&Slice> {
+        while let Some(slice) = self.parts.front() {
+            if within(self.runs.as_deref(), &slice.rows).is_empty() {
+                self.parts.pop_front();
+            } else {
+                return self.parts.front();
             }
         }
         None
@@ -233,10 +455,21 @@ impl Slices {
         )
     }
 
-    /// Starts the next slices ahead, on tasks of their own, while the budget lets it.
+    /// Starts the next slices ahead, on tasks of their own, while the window (or, for a local
+    /// file, the count) and the budget let it.
     fn read_ahead(&mut self) {
-        let room = READ_AHEAD + usize::from(self.current.is_none());
-        while self.ahead.len() < room && !self.parts.is_empty() {
+        let room = self.depth + usize::from(self.current.is_none());
+        while self.ahead.len() < room {
+            let Some(bytes) = self.peek_part().map(|s| s.bytes) else {
+                return;
+            };
+            let reserved = match &self.window {
+                None => None,
+                Some((window, place)) => match window.try_reserve(place, bytes) {
+                    Some(r) => Some(r),
+                    None => return,
+                },
+            };
             let permit = match &self.budget {
                 None => None,
                 Some(b) => match b.try_take() {
@@ -249,12 +482,12 @@ impl Slices {
             };
             let part = self.read(&slice, &kept);
             let spawned = crate::spawned::spawn_batches(part, BATCHES_AHEAD, self.shown.clone());
-            // The permit goes back when the slice's stream is dropped (consumed, or the read
-            // given up).
+            // The permit and the room go back when the slice's stream is dropped (consumed,
+            // or the read given up).
             self.ahead.push_back(
                 spawned
                     .map(move |b| {
-                        let _held = &permit;
+                        let _held = (&permit, &reserved);
                         b
                     })
                     .boxed(),
@@ -282,7 +515,12 @@ impl futures::Stream for Slices {
             }
             let current = this.current.as_mut().expect("a slice");
             match current.poll_next_unpin(cx) {
-                Poll::Ready(None) => this.current = None,
+                Poll::Ready(None) => {
+                    this.current = None;
+                    if this.window.is_some() {
+                        this.depth = (this.depth * 2).min(MAX_SLICES_AHEAD);
+                    }
+                }
                 other => return other,
             }
         }
@@ -453,6 +691,75 @@ mod tests {
             .await
             .expect("read");
         assert!(got == want, "the read without read-ahead read other rows");
+    }
+
+    /// Files share the window by their place: the first may fill it, the second a quarter,
+    /// the third an eighth; room comes back when a slice is dropped, and a reader's place
+    /// moves up when the readers before it leave.
+    #[test]
+    fn the_window_is_shared_in_reading_order() {
+        let w = AheadWindow::new(64);
+        let (a, b, c) = (w.enter(), w.enter(), w.enter());
+        let b1 = w.try_reserve(&b, 16).expect("a quarter for the second");
+        assert!(
+            w.try_reserve(&b, 1).is_none(),
+            "the second past its quarter"
+        );
+        let c1 = w.try_reserve(&c, 8).expect("an eighth for the third");
+        assert!(w.try_reserve(&c, 1).is_none());
+        // The first finds at least half the window whatever the others hold.
+        let a1 = w.try_reserve(&a, 40).expect("the rest for the first");
+        assert!(w.try_reserve(&a, 1).is_none(), "the window is full");
+        assert_eq!(w.in_use(), 64);
+        assert_eq!(w.peak(), 64);
+        drop(a1);
+        assert_eq!(w.in_use(), 24);
+        // The first leaves: the second may now fill what the window has left.
+        drop(a);
+        let b2 = w.try_reserve(&b, 40).expect("the second is first now");
+        assert!(w.try_reserve(&b, 1).is_none());
+        drop((b1, b2, c1));
+        assert_eq!(w.in_use(), 0);
+        assert!(w.peak() <= w.bytes());
+        // A slice larger than the window is never read ahead.
+        assert!(w.try_reserve(&b, 65).is_none());
+    }
+
+    /// A slice's bytes are those of the pages holding its rows (and each column's dictionary):
+    /// the slices of a row group add up to its projected column chunks, and a slice of part of
+    /// a group counts less than the group.
+    #[test]
+    fn slice_bytes_are_those_of_their_pages() {
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/warehouse/db/v3_dv_large/data"
+        );
+        let path = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
+            .max_by_key(|p| std::fs::metadata(p).unwrap().len())
+            .unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        let meta = parquet::file::metadata::ParquetMetaDataReader::new()
+            .with_page_index_policy(parquet::file::metadata::PageIndexPolicy::Required)
+            .parse_and_finish(&file)
+            .unwrap();
+        let whole: u64 = meta
+            .row_groups()
+            .iter()
+            .flat_map(|rg| rg.columns())
+            .map(|c| c.compressed_size() as u64)
+            .sum();
+        let all = slices(&meta, &ProjectionMask::all(), u64::MAX);
+        assert_eq!(all.iter().map(|s| s.bytes).sum::<u64>(), whole);
+        let small = slices(&meta, &ProjectionMask::all(), 4096);
+        assert!(small.len() > 4);
+        for s in &small {
+            assert!(s.bytes > 0 && s.bytes < whole, "{s:?}");
+        }
+        // Cut at page starts, each page is in one slice (dictionaries in every slice).
+        assert!(small.iter().map(|s| s.bytes).sum::<u64>() >= whole);
     }
 
     #[test]

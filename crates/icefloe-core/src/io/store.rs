@@ -145,6 +145,11 @@ impl TableIo {
         &self.fetch
     }
 
+    /// Whether the table is in an object store (not on a local file system).
+    pub fn is_remote(&self) -> bool {
+        !self.base.is_local()
+    }
+
     /// Bytes of projected columns per read-ahead slice of a Parquet file in an object store
     /// (`0`: each row group is read whole); see [`super::readahead`].
     pub fn read_slice_bytes(&self) -> u64 {

@@ -132,14 +132,17 @@ impl ScanBuilder {
 
     /// Read slices ahead only while `budget` has room ([`crate::io::readahead`]): a process
     /// with many readers at once shares one budget between their scans, so what they decode
-    /// ahead of their consumers stays bounded whatever their number (default: each stream
-    /// reads up to [`crate::io::readahead::READ_AHEAD`] slices ahead).
+    /// ahead of their consumers stays bounded whatever their number (default: a stream of a
+    /// local file reads [`crate::io::readahead::READ_AHEAD`] slices ahead, one of a file in
+    /// an object store as far as its share of the table's read-ahead window allows).
     pub fn read_ahead_budget(mut self, budget: crate::io::readahead::ReadAheadBudget) -> Self {
         self.read_ahead = Some(budget);
         self
     }
 
-    /// How many data files are read at once (default: available cores).
+    /// How many data files are read at once (default: available cores; for a table in an
+    /// object store, as many as the read-ahead window holds slices of, between that and
+    /// [`MAX_REMOTE_FILES_IN_FLIGHT`]).
     pub fn concurrency(mut self, n: usize) -> Self {
         self.concurrency = Some(n.max(1));
         self
@@ -233,11 +236,13 @@ impl ScanBuilder {
         let pruner = (!filter_predicates.is_empty())
             .then(|| prune::Pruner::new(m, &schema, filter_predicates.clone()))
             .filter(|p| !p.is_empty());
-        let concurrency = self.concurrency.unwrap_or_else(|| {
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(2)
-        });
+        let cores = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2);
+        let concurrency = self.concurrency.unwrap_or(cores);
+        let files_in_flight = self
+            .concurrency
+            .unwrap_or_else(|| remote_files_in_flight(table.io(), cores));
         let mut row_group_predicates = self.row_group_filter.clone();
         row_group_predicates.extend(filter_predicates);
         let row_group_filter = (!row_group_predicates.is_empty())
@@ -261,10 +266,34 @@ impl ScanBuilder {
                 read_ahead: self.read_ahead,
             }),
             concurrency,
+            files_in_flight,
             row_filter,
             pruner,
         })
     }
+}
+
+/// The most data files of a table in an object store read at once by default: each holds its
+/// footer, the slice being consumed and a few decoded batches beside its share of the
+/// read-ahead window.
+pub const MAX_REMOTE_FILES_IN_FLIGHT: usize = 16;
+
+/// Files read at once by default: `cores` for a local table; for a table in an object store,
+/// as many as its read-ahead window holds slices of (files read at once keep more requests in
+/// flight, and each one's read-ahead is bounded by the window, not by their number), at least
+/// `cores` and at most [`MAX_REMOTE_FILES_IN_FLIGHT`].
+fn remote_files_in_flight(io: &crate::io::TableIo, cores: usize) -> usize {
+    if !io.is_remote() {
+        return cores;
+    }
+    let slice = io
+        .read_slice_bytes()
+        .max(crate::io::readahead::LOCAL_SLICE_BYTES);
+    let fits = (io.ranged_fetch().ahead.bytes() / slice) as usize;
+    fits.clamp(
+        cores.min(MAX_REMOTE_FILES_IN_FLIGHT),
+        MAX_REMOTE_FILES_IN_FLIGHT,
+    )
 }
 
 /// A planned read of one snapshot.
@@ -275,6 +304,8 @@ pub struct Scan {
     schema: Schema,
     ctx: Arc<ReadContext>,
     concurrency: usize,
+    /// Data files read at once by [`Scan::read_tasks`].
+    files_in_flight: usize,
     /// The row filter, if any (then `ctx` reads the columns it needs as well).
     row_filter: Option<Arc<filter::RowFilter>>,
     /// The filter's pruning predicates, if any.
@@ -369,9 +400,11 @@ impl Scan {
             .boxed()
     }
 
-    /// Streams the live rows of `tasks` in order, reading up to `concurrency` files at once on
-    /// the tokio runtime; at most two batches per file are buffered. Must be polled inside a
-    /// tokio runtime. Stops at the first error.
+    /// Streams the live rows of `tasks` in order, reading several files at once on the tokio
+    /// runtime ([`ScanBuilder::concurrency`]); at most two batches per file are buffered, and
+    /// the files of a table in an object store share its read-ahead window in this order
+    /// ([`crate::io::readahead`]). Must be polled inside a tokio runtime. Stops at the first
+    /// error.
     pub fn read_tasks(
         &self,
         tasks: Vec<FileScanTask>,
@@ -401,15 +434,23 @@ impl Scan {
         f: std::sync::Arc<dyn Fn(RecordBatch) -> T + Send + Sync>,
     ) -> BoxStream<'static, crate::Result<T>> {
         let scan = self.clone();
+        let io = self.table.io();
+        // Places are taken as files are started, in output order: the file the consumer is
+        // at gets the largest share of the window.
+        let window = io.is_remote().then(|| io.ranged_fetch().ahead.clone());
         let per_file = futures::stream::iter(splits).map(move |split| {
             let path = split.task.data_file.file_path.clone();
             let f = f.clone();
-            let batches = scan.read_split(split).map(move |b| b.map(|b| f(b))).boxed();
+            let place = window.as_ref().map(|w| w.enter());
+            let batches = scan
+                .read_split_placed(split, 0, place)
+                .map(move |b| b.map(|b| f(b.batch)))
+                .boxed();
             futures::future::ready(crate::spawned::spawn_items(batches, 2, path))
         });
         let mut failed = false;
         per_file
-            .buffered(self.concurrency)
+            .buffered(self.files_in_flight)
             .flatten()
             .take_while(move |item| {
                 let go = !failed;

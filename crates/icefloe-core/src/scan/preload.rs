@@ -39,7 +39,7 @@ impl Scan {
         let first = tasks
             .iter()
             .filter(|t| t.data_file.file_format == FileFormat::Parquet)
-            .take(self.concurrency)
+            .take(self.files_in_flight)
             .map(|t| async move {
                 // A failure here is met again, and reported, when the file is read.
                 let _ = open_parquet_cached(

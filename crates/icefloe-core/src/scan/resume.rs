@@ -46,6 +46,17 @@ impl Scan {
         split: TaskSplit,
         from: u64,
     ) -> BoxStream<'static, crate::Result<PositionedBatch>> {
+        self.read_split_placed(split, from, None)
+    }
+
+    /// [`Scan::read_split_from`], the file sharing the table's read-ahead window from `place`
+    /// (`None`: from a place taken when it is opened).
+    pub(crate) fn read_split_placed(
+        &self,
+        split: TaskSplit,
+        from: u64,
+        place: Option<crate::io::readahead::Place>,
+    ) -> BoxStream<'static, crate::Result<PositionedBatch>> {
         let table = self.table.clone();
         let ctx = self.ctx.clone();
         let TaskSplit { task, rows } = split;
@@ -54,7 +65,8 @@ impl Scan {
             let path = io.display(&io.resolve(&task.data_file.file_path));
             (f, path)
         });
-        let opened = async move { TaskReader::open_from(&table, task, rows, from, ctx).await };
+        let opened =
+            async move { TaskReader::open_placed(&table, task, rows, from, ctx, place).await };
         let batches = futures::stream::once(opened).flat_map(|opened| match opened {
             Err(e) => futures::stream::once(async { Err(e) }).boxed(),
             Ok(reader) => futures::stream::unfold(Some(reader), |state| async move {

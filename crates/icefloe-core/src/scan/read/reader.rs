@@ -119,7 +119,7 @@ impl TaskReader {
         only: Option<&RoaringTreemap>,
         ctx: Arc<ReadContext>,
     ) -> crate::Result<TaskReader> {
-        Self::open_inner(table, task, rows, only, 0, ctx).await
+        Self::open_inner(table, task, rows, only, 0, ctx, None).await
     }
 
     /// Like [`TaskReader::open`], starting at file position `from`: a position
@@ -132,7 +132,20 @@ impl TaskReader {
         from: u64,
         ctx: Arc<ReadContext>,
     ) -> crate::Result<TaskReader> {
-        Self::open_inner(table, task, rows, None, from, ctx).await
+        Self::open_inner(table, task, rows, None, from, ctx, None).await
+    }
+
+    /// Like [`TaskReader::open_from`], the file sharing the table's read-ahead window from
+    /// `place` ([`crate::io::readahead::AheadWindow`]).
+    pub async fn open_placed(
+        table: &Table,
+        task: FileScanTask,
+        rows: Option<std::ops::Range<u64>>,
+        from: u64,
+        ctx: Arc<ReadContext>,
+        place: Option<crate::io::readahead::Place>,
+    ) -> crate::Result<TaskReader> {
+        Self::open_inner(table, task, rows, None, from, ctx, place).await
     }
 
     async fn open_inner(
@@ -142,6 +155,7 @@ impl TaskReader {
         only: Option<&RoaringTreemap>,
         from: u64,
         ctx: Arc<ReadContext>,
+        place: Option<crate::io::readahead::Place>,
     ) -> crate::Result<TaskReader> {
         let io = table.io();
         let path = io.shown(&task.data_file.file_path);
@@ -162,7 +176,8 @@ impl TaskReader {
         )
         .await?
         .sliced(ctx.sliced)
-        .read_ahead_budget(ctx.read_ahead.clone());
+        .read_ahead_budget(ctx.read_ahead.clone())
+        .window_place(place);
         let num_rows = file.num_rows();
         if num_rows != task.data_file.record_count as u64 {
             return Err(crate::Error::data_file(

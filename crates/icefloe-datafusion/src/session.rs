@@ -44,6 +44,15 @@ impl IcefloeSession {
         IcefloeSession { ctx, registry }
     }
 
+    /// A session over `ctx`, a context made elsewhere (e.g. one whose plans run on a Ballista
+    /// cluster: Ballista's `SessionContext::remote_with_state`), with the table functions
+    /// registered in it.
+    pub fn with_context(ctx: SessionContext, extra: ExtraColumns) -> Self {
+        let registry = Arc::new(TableRegistry::new(extra));
+        crate::functions::register(&ctx, registry.clone());
+        IcefloeSession { ctx, registry }
+    }
+
     /// The DataFusion context (to register other tables or functions, or to change settings).
     pub fn context(&self) -> &SessionContext {
         &self.ctx

@@ -192,5 +192,5 @@ pub async fn remote_session(
     )
     .await
     .with_context(|| format!("--cluster {scheduler}"))?;
-    Ok(IcefloeSession::with_context(ctx, extra))
+    Ok(IcefloeSession::for_cluster(ctx, extra))
 }

@@ -44,11 +44,12 @@ impl IcefloeSession {
         IcefloeSession { ctx, registry }
     }
 
-    /// A session over `ctx`, a context made elsewhere (e.g. one whose plans run on a Ballista
-    /// cluster: Ballista's `SessionContext::remote_with_state`), with the table functions
-    /// registered in it.
-    pub fn with_context(ctx: SessionContext, extra: ExtraColumns) -> Self {
-        let registry = Arc::new(TableRegistry::new(extra));
+    /// A session over `ctx`, a context whose plans run on a cluster (Ballista's
+    /// `SessionContext::remote_with_state`, with [`crate::codec`]'s codecs), with the table
+    /// functions registered in it; those whose rows are computed in this process (the change
+    /// feed, row history) are refused with [`crate::SqlError::NotOnCluster`].
+    pub fn for_cluster(ctx: SessionContext, extra: ExtraColumns) -> Self {
+        let registry = Arc::new(TableRegistry::distributed(extra));
         crate::functions::register(&ctx, registry.clone());
         IcefloeSession { ctx, registry }
     }

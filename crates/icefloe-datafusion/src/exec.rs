@@ -294,7 +294,7 @@ impl Reader {
             let scan = cell
                 .get_or_try_init(|| async {
                     let table = opener.open(&spec.table).await?;
-                    Ok::<Scan, crate::error::SqlError>(spec.build(&table)?)
+                    spec.build(&table)
                 })
                 .await?;
             Ok::<_, DataFusionError>(scan.read_tasks(tasks).map_err(crate::error::core))

@@ -441,8 +441,9 @@ fn change_feed_is_refused(cluster: &Cluster) {
     assert!(e.contains("cannot run on a cluster"), "{e}");
 }
 
-/// When the executor is killed after the query started (it runs for a few seconds).
-const KILL_AFTER_MS: u64 = 700;
+/// When the executor is killed after the query started (it runs for seconds: 100 reads of
+/// the table, shuffled).
+const KILL_AFTER_MS: u64 = 500;
 
 /// An executor killed while a query runs: the query is retried (its rows exactly cat's) or
 /// fails with an error; never rows missing or extra.
@@ -457,7 +458,7 @@ fn executor_killed_mid_query() {
     let want = cat(&f, true);
     // Many tasks: the snapshot read many times over, each copy's rows counted and their
     // row ids summed after a shuffle.
-    let copies = 40;
+    let copies = 100;
     let union: Vec<String> = (0..copies)
         .map(|i| {
             format!(
@@ -487,7 +488,12 @@ fn executor_killed_mid_query() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let mut child = child;
     std::thread::sleep(Duration::from_millis(KILL_AFTER_MS));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the query ended before the executor was killed: make it longer"
+    );
     cluster.executors[0].kill();
     let out = child.wait_with_output().unwrap();
     if out.status.success() {

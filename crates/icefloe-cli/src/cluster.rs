@@ -133,6 +133,11 @@ pub async fn executor(a: ExecutorArgs) -> Result<()> {
             .checked_add(1)
             .context("--bind port 65535 leaves no port for gRPC: give --grpc-port")?,
     };
+    // Ballista logs a port it cannot bind and goes on without it: say so and stop instead.
+    for (p, what) in [(port, "--bind"), (grpc_port, "--grpc-port")] {
+        std::net::TcpListener::bind((bind_host.as_str(), p))
+            .with_context(|| format!("{what}: cannot listen on {bind_host}:{p}"))?;
+    }
     let (logical, physical) = codecs(&a.storage)?;
     let work_dir = a
         .work_dir

@@ -52,10 +52,20 @@ pub const CODEC_VERSION: u64 = 1;
 pub enum CodecError {
     /// A table that only exists in the client (computed there) named in a distributed query.
     #[error("{what} cannot run on a cluster: {why}")]
-    NotDistributable { what: String, why: &'static str },
+    NotDistributable {
+        /// The table, as the query named it.
+        what: String,
+        /// Why it cannot.
+        why: &'static str,
+    },
     /// A frame of another version, or a malformed one.
     #[error("cannot decode an Icefloe {what} from the plan: {reason}")]
-    Malformed { what: &'static str, reason: String },
+    Malformed {
+        /// What was being decoded (a table, a scan).
+        what: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// The core refused the encoded tasks or filter.
     #[error(transparent)]
     Core(#[from] icefloe_core::Error),

@@ -6,6 +6,8 @@ mod cat;
 mod catalog;
 mod catalog_config;
 mod changes;
+#[cfg(feature = "cluster")]
+mod cluster;
 mod describe;
 mod filter;
 mod generate;
@@ -110,6 +112,30 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
         args: Vec<String>,
     },
+    /// Run the scheduler of an Icefloe cluster (Apache DataFusion Ballista): it plans the
+    /// queries of `icefloe sql --cluster` and hands their tasks to executors
+    #[cfg(feature = "cluster")]
+    Scheduler(cluster::SchedulerArgs),
+    /// Run an executor of an Icefloe cluster: it registers with a scheduler and reads the
+    /// files of its tasks with its own storage credentials
+    #[cfg(feature = "cluster")]
+    Executor(cluster::ExecutorArgs),
+    /// Run the scheduler of an Icefloe cluster (not in this build: cargo build --release -p
+    /// icefloe-cli --features cluster)
+    #[cfg(not(feature = "cluster"))]
+    #[command(disable_help_flag = true)]
+    Scheduler {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+        args: Vec<String>,
+    },
+    /// Run an executor of an Icefloe cluster (not in this build: cargo build --release -p
+    /// icefloe-cli --features cluster)
+    #[cfg(not(feature = "cluster"))]
+    #[command(disable_help_flag = true)]
+    Executor {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+        args: Vec<String>,
+    },
     /// List a catalog's tables (with --catalog), in NAMESPACE and below or in all namespaces
     Tables {
         /// The namespace (dotted: a.b); default: every namespace
@@ -157,6 +183,10 @@ impl Command {
             Command::Sql(a) => a.catalog = Some(name.to_string()),
             #[cfg(not(feature = "sql"))]
             Command::Sql { .. } => {}
+            #[cfg(feature = "cluster")]
+            Command::Scheduler(_) | Command::Executor(_) => {}
+            #[cfg(not(feature = "cluster"))]
+            Command::Scheduler { .. } | Command::Executor { .. } => {}
             Command::Tables { .. }
             | Command::Mount(_)
             | Command::Completions { .. }
@@ -288,6 +318,14 @@ async fn run(command: Command, catalog: Option<&str>) -> anyhow::Result<()> {
         #[cfg(not(feature = "sql"))]
         Command::Sql { .. } => anyhow::bail!(
             "this icefloe was built without SQL: build it with `cargo build --release -p icefloe-cli --features sql`"
+        ),
+        #[cfg(feature = "cluster")]
+        Command::Scheduler(a) => cluster::scheduler(a).await,
+        #[cfg(feature = "cluster")]
+        Command::Executor(a) => cluster::executor(a).await,
+        #[cfg(not(feature = "cluster"))]
+        Command::Scheduler { .. } | Command::Executor { .. } => anyhow::bail!(
+            "this icefloe was built without the cluster: build it with `cargo build --release -p icefloe-cli --features cluster`"
         ),
         Command::Mount(_) | Command::Completions { .. } | Command::Man { .. } => {
             unreachable!("run outside the runtime")

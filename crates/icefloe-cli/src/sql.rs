@@ -53,6 +53,12 @@ pub struct SqlArgs {
     pub storage: StorageArgs,
     #[command(flatten)]
     pub open: OpenArgs,
+    /// Run the query on an Icefloe cluster: the scheduler at HOST:PORT (`icefloe scheduler`)
+    /// plans it, its executors (`icefloe executor`) read the tables with their own storage
+    /// credentials
+    #[cfg(feature = "cluster")]
+    #[arg(long, value_name = "HOST:PORT")]
+    pub cluster: Option<String>,
     /// The catalog (`--catalog`) whose namespaces are schemas.
     #[arg(skip)]
     pub catalog: Option<String>,
@@ -106,10 +112,17 @@ pub async fn sql(a: SqlArgs) -> Result<()> {
 
 /// A session with the tables and catalogs `a` names.
 async fn open_session(a: &SqlArgs) -> Result<IcefloeSession> {
-    let session = IcefloeSession::new(ExtraColumns {
+    let extra = ExtraColumns {
         lineage: a.lineage,
         metadata: a.metadata_columns,
-    });
+    };
+    #[cfg(feature = "cluster")]
+    let session = match &a.cluster {
+        Some(scheduler) => crate::cluster::remote_session(scheduler, &a.storage, extra).await?,
+        None => IcefloeSession::new(extra),
+    };
+    #[cfg(not(feature = "cluster"))]
+    let session = IcefloeSession::new(extra);
     if let Some(name) = &a.catalog {
         if a.open.is_set() {
             bail!("--metadata-file, --table-uuid, --latest-by-last-updated-ms and --path-map choose files of a table path; a catalog's tables are loaded as the catalog says");

@@ -63,6 +63,10 @@ pub enum Error {
     /// A snapshot, ref or timestamp that selects nothing.
     #[error("{0}")]
     SnapshotNotFound(String),
+    /// Something encoded for another process (file scan tasks, a filter) that cannot be
+    /// decoded: another encoding version, a missing or mistyped field.
+    #[error("cannot decode {what}: {reason}")]
+    Decode { what: &'static str, reason: String },
     /// The caller asked for something that does not exist (a column, a ref).
     #[error("{0}")]
     InvalidArgument(String),

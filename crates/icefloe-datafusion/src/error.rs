@@ -24,6 +24,10 @@ pub enum SqlError {
         name: String,
         hint: String,
     },
+    /// A table function whose rows are computed in this process, in a session whose plans run
+    /// on a cluster.
+    #[error("{function} cannot run on a cluster: its rows are computed by the client (run the query without --cluster)")]
+    NotOnCluster { function: &'static str },
     /// A result's Arrow type that the output encodings cannot write and no cast makes writable.
     #[error("column {column:?} is of type {data_type}, which cannot be written as {what}")]
     Output {

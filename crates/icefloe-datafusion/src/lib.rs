@@ -34,20 +34,28 @@
 //! ```
 
 pub mod catalog;
+#[cfg(feature = "cluster")]
+pub mod codec;
 pub mod columns;
 pub mod error;
 pub mod exec;
 pub mod filter;
 pub mod functions;
+pub mod opener;
 pub mod output;
 pub mod partition;
 pub mod registry;
+pub mod scan_spec;
 pub mod session;
 pub mod table;
+pub mod task_read;
 
 pub use catalog::{IcefloeCatalog, IcefloeSchema};
 pub use columns::ExtraColumns;
 pub use error::SqlError;
 pub use exec::IcefloeScanExec;
+pub use opener::TableOpener;
+pub use scan_spec::{ScanSpec, TableRef};
 pub use session::IcefloeSession;
 pub use table::IcefloeTable;
+pub use task_read::IcefloeTaskReadExec;

@@ -6,6 +6,8 @@
 use std::collections::HashMap;
 use std::sync::RwLock;
 
+use crate::error::SqlError;
+
 use icefloe_core::Table;
 
 use crate::columns::ExtraColumns;
@@ -15,6 +17,8 @@ use crate::columns::ExtraColumns;
 pub struct TableRegistry {
     tables: RwLock<HashMap<String, Table>>,
     extra: ExtraColumns,
+    /// The session's plans run on a cluster: functions computed in this process are refused.
+    distributed: bool,
 }
 
 impl TableRegistry {
@@ -23,7 +27,25 @@ impl TableRegistry {
         TableRegistry {
             tables: RwLock::default(),
             extra,
+            distributed: false,
         }
+    }
+
+    /// An empty registry for a session whose plans run on a cluster.
+    pub fn distributed(extra: ExtraColumns) -> Self {
+        TableRegistry {
+            distributed: true,
+            ..TableRegistry::new(extra)
+        }
+    }
+
+    /// Errors with [`SqlError::NotOnCluster`] when the session's plans run on a cluster:
+    /// for `function`s whose rows are computed in this process.
+    pub fn check_local(&self, function: &'static str) -> Result<(), SqlError> {
+        if self.distributed {
+            return Err(SqlError::NotOnCluster { function });
+        }
+        Ok(())
     }
 
     /// The extra columns every table of the session shows.

@@ -44,6 +44,16 @@ impl IcefloeSession {
         IcefloeSession { ctx, registry }
     }
 
+    /// A session over `ctx`, a context whose plans run on a cluster (Ballista's
+    /// `SessionContext::remote_with_state`, with [`crate::codec`]'s codecs), with the table
+    /// functions registered in it; those whose rows are computed in this process (the change
+    /// feed, row history) are refused with [`crate::SqlError::NotOnCluster`].
+    pub fn for_cluster(ctx: SessionContext, extra: ExtraColumns) -> Self {
+        let registry = Arc::new(TableRegistry::distributed(extra));
+        crate::functions::register(&ctx, registry.clone());
+        IcefloeSession { ctx, registry }
+    }
+
     /// The DataFusion context (to register other tables or functions, or to change settings).
     pub fn context(&self) -> &SessionContext {
         &self.ctx

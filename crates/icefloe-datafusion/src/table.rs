@@ -17,17 +17,15 @@ use datafusion::physical_plan::ExecutionPlan;
 use icefloe_core::scan::estimate_rows::live_rows_from_summary;
 use icefloe_core::scan::live_count::live_rows_from_metadata;
 use icefloe_core::spec::Schema;
-use icefloe_core::{Scan, SnapshotSelector, Table};
+use icefloe_core::{SnapshotSelector, Table};
 
 use crate::columns::{ExtraColumns, Source, TableColumns};
 use crate::error::SqlError;
 use crate::exec::IcefloeScanExec;
 use crate::filter;
+use crate::opener::TableOpener;
 use crate::partition::group_tasks;
-
-/// Files a partition's reader opens at once (each DataFusion partition has its own reader;
-/// their number is the session's `target_partitions`, the cores by default).
-const FILES_AT_ONCE_PER_PARTITION: usize = 2;
+use crate::scan_spec::{ScanSpec, TableRef};
 
 /// One snapshot of a table, with the schema it reads with ([`Table::resolve`]: the current
 /// snapshot and branch heads read with the table's current schema, a snapshot id, a time or a
@@ -39,6 +37,13 @@ pub struct IcefloeTable {
     snapshot_id: Option<i64>,
     schema: Schema,
     columns: TableColumns,
+    extra: ExtraColumns,
+    /// Storage options without credentials that travel with this table's plans.
+    shared_storage: Vec<(String, String)>,
+    /// How a scan decoded in another process opens the table (unused here).
+    opener: Arc<TableOpener>,
+    /// Scans as [`crate::IcefloeTaskReadExec`] (a table decoded on a cluster's scheduler).
+    distributed: bool,
 }
 
 impl fmt::Debug for IcefloeTable {
@@ -68,13 +73,83 @@ impl IcefloeTable {
         let (snapshot, schema) = table.resolve(selector)?;
         let snapshot_id = snapshot.map(|s| s.snapshot_id);
         let schema = schema.clone();
+        Ok(Self::with_schema(table, snapshot_id, schema, extra))
+    }
+
+    /// Snapshot `snapshot_id` read with schema `schema_id` exactly (what another process
+    /// decodes: the snapshot and schema the planning process resolved). Errors:
+    /// [`icefloe_core::Error::SnapshotNotFound`] or [`icefloe_core::Error::InvalidArgument`]
+    /// when the table has no such snapshot or schema.
+    pub fn at_exactly(
+        table: Table,
+        snapshot_id: Option<i64>,
+        schema_id: i32,
+        extra: ExtraColumns,
+    ) -> Result<Self, SqlError> {
+        if let Some(id) = snapshot_id {
+            table.select(&SnapshotSelector::Id(id))?;
+        }
+        let schema = table.metadata().schema(schema_id).cloned().ok_or_else(|| {
+            icefloe_core::Error::InvalidArgument(format!(
+                "{} has no schema {schema_id}",
+                table.metadata_file()
+            ))
+        })?;
+        Ok(Self::with_schema(table, snapshot_id, schema, extra))
+    }
+
+    fn with_schema(
+        table: Table,
+        snapshot_id: Option<i64>,
+        schema: Schema,
+        extra: ExtraColumns,
+    ) -> Self {
         let columns = TableColumns::new(table.metadata(), &schema, extra);
-        Ok(IcefloeTable {
+        IcefloeTable {
             table,
             snapshot_id,
             schema,
             columns,
-        })
+            extra,
+            shared_storage: Vec::new(),
+            opener: Arc::new(TableOpener::default()),
+            distributed: false,
+        }
+    }
+
+    /// This table as a cluster's scheduler plans it: its scans are
+    /// [`crate::IcefloeTaskReadExec`]s, with storage options that hold no credential (others
+    /// are dropped) to send with their plans, and the opener their decoded copies use.
+    pub fn with_cluster(
+        mut self,
+        shared_storage: Vec<(String, String)>,
+        opener: Arc<TableOpener>,
+    ) -> Self {
+        self.shared_storage = shared_storage
+            .into_iter()
+            .filter(|(k, _)| icefloe_core::io::config::is_shareable_key(k))
+            .collect();
+        self.opener = opener;
+        self.distributed = true;
+        self
+    }
+
+    /// How another process finds this table: its metadata file and shareable storage options.
+    pub fn table_ref(&self) -> TableRef {
+        TableRef {
+            metadata_file: self.table.metadata_file().to_string(),
+            storage: self.shared_storage.clone(),
+        }
+    }
+
+    /// The schema the snapshot is read with.
+    pub fn schema_id(&self) -> i32 {
+        self.schema.schema_id
+    }
+
+    /// The extra columns shown.
+    pub fn extra_columns(&self) -> ExtraColumns {
+        self.extra
     }
 
     /// The table read.
@@ -98,27 +173,6 @@ impl IcefloeTable {
             }
             Source::Named(_) => None,
         }
-    }
-
-    /// A core scan of this snapshot reading `names` (and lineage), filtered by `filter`.
-    fn core_scan(
-        &self,
-        names: Vec<String>,
-        lineage: bool,
-        filter: Option<icefloe_core::expr::Filter>,
-    ) -> Result<Scan, SqlError> {
-        let mut b = Scan::builder()
-            .columns(names)
-            .lineage(lineage)
-            .schema_id(self.schema.schema_id)
-            .concurrency(FILES_AT_ONCE_PER_PARTITION);
-        if let Some(id) = self.snapshot_id {
-            b = b.snapshot(SnapshotSelector::Id(id));
-        }
-        if let Some(f) = filter {
-            b = b.filter(f);
-        }
-        Ok(b.build(&self.table)?)
     }
 }
 
@@ -172,25 +226,44 @@ impl TableProvider for IcefloeTable {
         let projection = projection.map(Vec::as_slice);
         let cols = self.columns.scan_columns(projection);
         let types = |n: &str| self.filter_column_type(n);
+        // Only filters the core binds (a decoded table is asked for every filter before it
+        // knows its types: see crate::codec).
         let parts: Vec<_> = filters
             .iter()
+            .filter(|f| {
+                filter::pushdown(f, &types, &self.schema) == TableProviderFilterPushDown::Inexact
+            })
             .filter_map(|f| filter::to_core(f, &types).map(|c| (f, c)))
             .collect();
         let core_filter = (!parts.is_empty()).then(|| filter::filter(parts));
         let filter_text = core_filter.as_ref().map(|f| f.text.clone());
-        let scan = self.core_scan(cols.names, cols.lineage, core_filter)?;
+        let spec = ScanSpec {
+            table: self.table_ref(),
+            snapshot_id: self.snapshot_id,
+            schema_id: self.schema.schema_id,
+            columns: cols.names,
+            lineage: cols.lineage,
+            filter: core_filter,
+        };
+        let scan = spec.build(&self.table)?;
         let tasks = scan.plan_files().await.map_err(crate::error::core)?;
         let num_rows = row_count(&tasks, filter_text.is_some(), limit);
         let partitions = group_tasks(tasks, state.config().target_partitions());
-        Ok(Arc::new(IcefloeScanExec::new(
-            scan,
+        let exec = IcefloeScanExec::new(
+            spec,
+            Some(scan),
+            self.opener.clone(),
             partitions,
             cols.indices,
             self.columns.projected(projection),
             limit,
             filter_text,
             num_rows,
-        )))
+        );
+        if self.distributed {
+            return Ok(Arc::new(exec.into_task_read()?));
+        }
+        Ok(Arc::new(exec))
     }
 }
 

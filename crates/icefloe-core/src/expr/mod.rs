@@ -5,6 +5,7 @@
 
 pub mod bind;
 pub mod eval;
+pub mod filter_json;
 pub mod parse;
 pub mod predicate;
 

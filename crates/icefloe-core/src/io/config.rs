@@ -152,6 +152,17 @@ impl StorageConfig {
         ))
     }
 
+    /// The options that can hold no credential ([`is_shareable_key`]): what may travel with a
+    /// plan to another process (where, how to connect, how to read), never a key, secret,
+    /// token, password or signature.
+    pub fn shareable_options(&self) -> Vec<(String, String)> {
+        self.options
+            .iter()
+            .filter(|(k, _)| is_shareable_key(k))
+            .cloned()
+            .collect()
+    }
+
     /// The value of option `key` (lower case), if set.
     pub fn get(&self, key: &str) -> Option<&str> {
         self.options
@@ -159,6 +170,48 @@ impl StorageConfig {
             .find(|(k, _)| k == key)
             .map(|(_, v)| v.as_str())
     }
+}
+
+/// Option keys that never hold a credential: where the store is and how to talk to it, and
+/// the core's own reading settings. Every other key (keys, secrets, tokens, passwords, SAS,
+/// service accounts, and any key not listed) stays in the process that was given it.
+const SHAREABLE_KEYS: &[&str] = &[
+    "aws_region",
+    "region",
+    "aws_endpoint",
+    "aws_endpoint_url",
+    "endpoint",
+    "endpoint_url",
+    "aws_virtual_hosted_style_request",
+    "virtual_hosted_style_request",
+    "aws_s3_express",
+    "aws_checksum_algorithm",
+    "azure_storage_account_name",
+    "account_name",
+    "azure_storage_endpoint",
+    "azure_endpoint",
+    "azure_use_emulator",
+    "azure_use_fabric_endpoint",
+    "google_base_url",
+    "allow_http",
+    "aws_allow_http",
+    "allow_invalid_certificates",
+    "connect_timeout",
+    "timeout",
+    "pool_idle_timeout",
+    "pool_max_idle_per_host",
+    "http1_only",
+    "http2_only",
+    "user_agent",
+];
+
+/// Whether option `key` (lower case) is one a plan may carry to another process: listed in
+/// [`SHAREABLE_KEYS`], or one of the core's reading, limit and retry settings.
+pub fn is_shareable_key(key: &str) -> bool {
+    SHAREABLE_KEYS.contains(&key)
+        || [READ_SLICE_KEY, PART_KEY, IN_FLIGHT_KEY].contains(&key)
+        || LIMIT_KEYS.iter().any(|(k, _)| *k == key)
+        || RETRY_KEYS.contains(&key)
 }
 
 /// The storage option that sets the read-ahead slice size ([`StorageConfig::read_slice_bytes`]).

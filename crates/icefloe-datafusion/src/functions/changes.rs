@@ -69,6 +69,7 @@ fn snapshot(
 impl TableFunctionImpl for Changes {
     fn call_with_args(&self, args: TableFunctionArgs) -> Result<Arc<dyn TableProvider>> {
         let sig = self.signature();
+        self.registry.check_local(sig.name)?;
         let values = sig.values(args.exprs(), args.session())?;
         let name = sig.text(&values[0], "the table")?;
         let table = super::table(&self.registry, sig.name, &name)?;

@@ -46,6 +46,13 @@ impl ComputedTable {
     }
 }
 
+impl ComputedTable {
+    /// What the rows are (`icefloe_changes('t')`), for messages.
+    pub fn what(&self) -> &str {
+        &self.what
+    }
+}
+
 #[async_trait]
 impl TableProvider for ComputedTable {
     fn schema(&self) -> SchemaRef {

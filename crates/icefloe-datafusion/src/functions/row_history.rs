@@ -30,6 +30,7 @@ pub(super) struct RowHistory {
 impl TableFunctionImpl for RowHistory {
     fn call_with_args(&self, args: TableFunctionArgs) -> Result<Arc<dyn TableProvider>> {
         let sig = SIGNATURE;
+        self.registry.check_local(sig.name)?;
         let values = sig.values(args.exprs(), args.session())?;
         let name = sig.text(&values[0], "the table")?;
         let table = super::table(&self.registry, sig.name, &name)?;

@@ -31,6 +31,7 @@ pub mod planner;
 pub mod prune;
 pub mod split;
 pub mod task;
+pub mod task_json;
 
 // The old `scan::plan` module's items, at their old paths.
 pub use planner::{

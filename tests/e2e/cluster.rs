@@ -13,6 +13,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use icefloe_testkit::rows::{json_lines, sorted};
 use icefloe_testkit::run::{bin, icefloe_with, stdout};
 use icefloe_testkit::servers::{self, free_port};
 use icefloe_testkit::{all_snapshots, FixtureSnapshot};
@@ -162,18 +163,6 @@ impl Cluster {
         }
         s
     }
-}
-
-fn json_lines(text: &str) -> Vec<Value> {
-    text.lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
-}
-
-fn sorted(rows: &[Value]) -> Vec<String> {
-    let mut v: Vec<String> = rows.iter().map(|r| r.to_string()).collect();
-    v.sort();
-    v
 }
 
 fn ok(o: &Output, what: &str, cluster: &Cluster) -> String {

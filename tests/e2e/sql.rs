@@ -15,6 +15,7 @@ use icefloe_core::encode::jsonl::JsonLinesWriter;
 use icefloe_core::history::ChangeFeed;
 use icefloe_core::{Scan, SnapshotSelector, Table};
 use icefloe_datafusion::{ExtraColumns, IcefloeSession};
+use icefloe_testkit::rows::{json_lines, sorted};
 use icefloe_testkit::{all_snapshots, diff_rows, FixtureSnapshot};
 use serde_json::Value;
 
@@ -25,18 +26,7 @@ fn jsonl(batches: &[RecordBatch]) -> Vec<Value> {
     for b in batches {
         w.write_batch(b).unwrap();
     }
-    String::from_utf8(w.finish().unwrap())
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
-}
-
-/// The rows as sorted JSON texts: equal multisets compare equal, key order included.
-fn sorted(rows: &[Value]) -> Vec<String> {
-    let mut v: Vec<String> = rows.iter().map(|r| r.to_string()).collect();
-    v.sort();
-    v
+    json_lines(&String::from_utf8(w.finish().unwrap()).unwrap())
 }
 
 /// What `icefloe cat --snapshot ID [--lineage] [--columns …]` reads, through the core.

@@ -6,23 +6,12 @@ use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
 use icefloe_testkit::fixtures_dir;
+use icefloe_testkit::rows::{json_lines, sorted};
 use icefloe_testkit::run::{icefloe, stdout, table};
 use serde_json::Value;
 
 fn sql(args: &[&str]) -> Output {
     icefloe(&[&["sql"], args].concat())
-}
-
-fn json_lines(text: &str) -> Vec<Value> {
-    text.lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
-}
-
-fn sorted(rows: &[Value]) -> Vec<String> {
-    let mut v: Vec<String> = rows.iter().map(|r| r.to_string()).collect();
-    v.sort();
-    v
 }
 
 /// The one-line error of a failed run, and its exit status.

@@ -112,3 +112,17 @@ pub async fn rows_and_warnings(
         .collect();
     Ok((rows, warnings))
 }
+
+/// Each line of `text` (JSON Lines) as a JSON value; panics naming the line that is not JSON.
+pub fn json_lines(text: &str) -> Vec<Value> {
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+/// `rows` as their JSON text, sorted: for comparing reads whose order is not promised.
+pub fn sorted(rows: &[Value]) -> Vec<String> {
+    let mut v: Vec<String> = rows.iter().map(|r| r.to_string()).collect();
+    v.sort();
+    v
+}

@@ -120,6 +120,8 @@ impl FdwError {
                 }
                 E::TooLarge { .. } => PgSqlErrorCode::ERRCODE_PROGRAM_LIMIT_EXCEEDED,
                 E::Cancelled { .. } => PgSqlErrorCode::ERRCODE_QUERY_CANCELED,
+                // Tasks or filters encoded for a cluster; never a table's fault.
+                E::Decode { .. } => PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
             },
             FdwError::UnknownOption { .. }
             | FdwError::MisplacedSecret { .. }

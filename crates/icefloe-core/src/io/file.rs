@@ -36,7 +36,7 @@ pub struct FileReader {
     /// Bounds the slices read ahead, over every reader sharing it.
     budget: Option<readahead::ReadAheadBudget>,
     /// Its place in the table's read-ahead window, when its reader took one.
-    place: Option<readahead::Place>,
+    place: Option<super::ahead_window::Place>,
     inner: Inner,
 }
 
@@ -142,7 +142,7 @@ impl FileReader {
 
     /// Shares the table's read-ahead window from `place` (taken in the order files are
     /// consumed); without one, a place is taken when the stream is made.
-    pub fn window_place(mut self, place: Option<readahead::Place>) -> Self {
+    pub fn window_place(mut self, place: Option<super::ahead_window::Place>) -> Self {
         self.place = place;
         self
     }

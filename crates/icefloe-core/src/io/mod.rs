@@ -1,6 +1,7 @@
 //! Storage: object stores, path relocation, finding a table's current metadata file, and
 //! opening data and delete files of every format.
 
+pub mod ahead_window;
 pub mod avro;
 pub mod config;
 pub mod field_ids;

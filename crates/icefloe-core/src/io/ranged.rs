@@ -139,8 +139,8 @@ pub struct RangedFetch {
     pub budget: FetchBudget,
     /// Bytes of slices read ahead (fetched or in flight, not yet consumed) over every file, as
     /// large as the budget: read-ahead keeps the budget full
-    /// ([`super::readahead::AheadWindow`]).
-    pub ahead: super::readahead::AheadWindow,
+    /// ([`super::ahead_window::AheadWindow`]).
+    pub ahead: super::ahead_window::AheadWindow,
 }
 
 impl RangedFetch {
@@ -150,7 +150,7 @@ impl RangedFetch {
         let budget = FetchBudget::new(in_flight);
         RangedFetch {
             part_bytes: part_bytes.max(4 << 10).min(budget.bytes()),
-            ahead: super::readahead::AheadWindow::new(budget.bytes()),
+            ahead: super::ahead_window::AheadWindow::new(budget.bytes()),
             budget,
         }
     }

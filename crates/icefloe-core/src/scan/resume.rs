@@ -55,7 +55,7 @@ impl Scan {
         &self,
         split: TaskSplit,
         from: u64,
-        place: Option<crate::io::readahead::Place>,
+        place: Option<crate::io::ahead_window::Place>,
     ) -> BoxStream<'static, crate::Result<PositionedBatch>> {
         let table = self.table.clone();
         let ctx = self.ctx.clone();

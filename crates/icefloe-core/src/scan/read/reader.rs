@@ -136,14 +136,14 @@ impl TaskReader {
     }
 
     /// Like [`TaskReader::open_from`], the file sharing the table's read-ahead window from
-    /// `place` ([`crate::io::readahead::AheadWindow`]).
+    /// `place` ([`crate::io::ahead_window::AheadWindow`]).
     pub async fn open_placed(
         table: &Table,
         task: FileScanTask,
         rows: Option<std::ops::Range<u64>>,
         from: u64,
         ctx: Arc<ReadContext>,
-        place: Option<crate::io::readahead::Place>,
+        place: Option<crate::io::ahead_window::Place>,
     ) -> crate::Result<TaskReader> {
         Self::open_inner(table, task, rows, None, from, ctx, place).await
     }
@@ -155,7 +155,7 @@ impl TaskReader {
         only: Option<&RoaringTreemap>,
         from: u64,
         ctx: Arc<ReadContext>,
-        place: Option<crate::io::readahead::Place>,
+        place: Option<crate::io::ahead_window::Place>,
     ) -> crate::Result<TaskReader> {
         let io = table.io();
         let path = io.shown(&task.data_file.file_path);

@@ -114,7 +114,9 @@ impl FdwError {
                 E::NoSuchTable { .. } => PgSqlErrorCode::ERRCODE_FDW_TABLE_NOT_FOUND,
                 E::NoSuchNamespace { .. } => PgSqlErrorCode::ERRCODE_FDW_SCHEMA_NOT_FOUND,
                 E::Catalog { .. } => PgSqlErrorCode::ERRCODE_FDW_ERROR,
-                E::LocalFilesRefused { .. } => PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
+                E::LocalFilesRefused { .. } | E::DestinationRefused { .. } => {
+                    PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE
+                }
                 E::CatalogAuth { .. } => {
                     PgSqlErrorCode::ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION
                 }

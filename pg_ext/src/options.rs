@@ -358,11 +358,7 @@ pub fn check_destinations(
 ) -> Result<(), FdwError> {
     for name in HOST_PART_OPTIONS {
         if let Some(v) = get(opts, name) {
-            let ok = v
-                .trim()
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.' || c == '_');
-            if !ok {
+            if !icefloe_core::io::destination::is_host_part(v) {
                 return Err(FdwError::BadOption {
                     name: name.to_string(),
                     reason: format!(
@@ -390,7 +386,10 @@ pub fn check_destinations(
         } else {
             v
         };
-        if !allowed.iter().any(|a| endpoint_allowed(dest, a)) {
+        if !allowed
+            .iter()
+            .any(|a| icefloe_core::io::destination::endpoint_allowed(dest, a))
+        {
             return Err(FdwError::Permission(format!(
                 "only superusers may set option \"{name}\" to {dest:?}: it chooses where backends send requests; a superuser may list the destination in icefloe.allowed_endpoints (now {})",
                 if allowed.is_empty() { "empty".to_string() } else { format!("{:?}", allowed.join(",")) }
@@ -398,27 +397,6 @@ pub fn check_destinations(
         }
     }
     Ok(())
-}
-
-/// Whether URL `dest` lies under allowed prefix `prefix`: the same scheme, host and port,
-/// and a path below the prefix's path (compared after URL parsing, so that no spelling of
-/// another host, such as `http://allowed@evil/` or a trailing dot, passes).
-pub fn endpoint_allowed(dest: &str, prefix: &str) -> bool {
-    let (Ok(d), Ok(p)) = (url::Url::parse(dest.trim()), url::Url::parse(prefix.trim())) else {
-        return false;
-    };
-    if !d.username().is_empty() || d.password().is_some() {
-        return false;
-    }
-    let dir = |u: &url::Url| {
-        let path = u.path().trim_end_matches('/');
-        format!("{path}/")
-    };
-    d.scheme() == p.scheme()
-        && d.host_str().is_some()
-        && d.host_str() == p.host_str()
-        && d.port_or_known_default() == p.port_or_known_default()
-        && dir(&d).starts_with(&dir(&p))
 }
 
 /// Whether a server's options name a REST catalog (`catalog_uri`).

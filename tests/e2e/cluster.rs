@@ -620,6 +620,43 @@ fn plans_carry_no_credential() {
             |b: &[arrow::record_batch::RecordBatch]| b.iter().map(|b| b.num_rows()).sum::<usize>();
         assert_eq!(n(&got), n(&want));
         assert!(n(&want) > 0);
+        // A process that sets no endpoint of its own takes the plan's only under a prefix it
+        // allows (--allowed-endpoint); otherwise the read fails naming the option, never
+        // sending its requests (and credentials) where the plan says.
+        let no_endpoint: Vec<(String, String)> = with_secret("executor-secret")
+            .into_iter()
+            .filter(|(k, _)| !icefloe_core::io::destination::DESTINATION_KEYS.contains(&k.as_str()))
+            .collect();
+        for allowed in [
+            vec![],
+            vec!["http://127.0.0.1:1/".to_string()],
+            vec![s3.url()],
+        ] {
+            let opener = Arc::new(
+                TableOpener::new(StorageConfig::new(no_endpoint.clone(), Ambient::Refuse))
+                    .with_allowed_endpoints(allowed.clone()),
+            );
+            let decoder =
+                IcefloePhysicalCodec::new(Arc::new(DefaultPhysicalExtensionCodec {}), opener);
+            let read = async {
+                let plan = physical_plan_from_bytes_with_extension_codec(
+                    &exec_bytes,
+                    &ctx.task_ctx(),
+                    &decoder,
+                )?;
+                datafusion::physical_plan::collect(plan, ctx.task_ctx()).await
+            }
+            .await;
+            if allowed.contains(&s3.url()) {
+                assert_eq!(n(&read.expect("an allowed endpoint")), n(&want));
+            } else {
+                let e = read.expect_err("an endpoint not allowed").to_string();
+                assert!(
+                    e.contains("aws_endpoint") && e.contains("refused") && e.contains(&s3.url()),
+                    "{allowed:?}: {e}"
+                );
+            }
+        }
         let _ = IcefloeTable::new(table);
     });
 

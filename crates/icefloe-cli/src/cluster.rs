@@ -30,6 +30,12 @@ pub struct SchedulerArgs {
     /// run elsewhere
     #[arg(long, value_name = "SECONDS", default_value_t = 180)]
     pub executor_timeout: u64,
+    /// A URL prefix of storage endpoints that plans may name when this process sets no
+    /// endpoint of its own (repeatable; e.g. http://minio.internal:9000/). A plan naming
+    /// another endpoint fails: it would send this process's requests, signed with its
+    /// credentials, wherever the client says
+    #[arg(long = "allowed-endpoint", value_name = "URL")]
+    pub allowed_endpoints: Vec<String>,
     #[command(flatten)]
     pub storage: StorageArgs,
 }
@@ -60,6 +66,12 @@ pub struct ExecutorArgs {
     /// Seconds between heartbeats to the scheduler
     #[arg(long, value_name = "SECONDS", default_value_t = 60)]
     pub heartbeat_interval: u64,
+    /// A URL prefix of storage endpoints that plans may name when this process sets no
+    /// endpoint of its own (repeatable; e.g. http://minio.internal:9000/). A plan naming
+    /// another endpoint fails: it would send this process's requests, signed with its
+    /// credentials, wherever the client says
+    #[arg(long = "allowed-endpoint", value_name = "URL")]
+    pub allowed_endpoints: Vec<String>,
     #[command(flatten)]
     pub storage: StorageArgs,
 }
@@ -79,9 +91,15 @@ fn host_port(text: &str, what: &str) -> Result<(String, u16)> {
     Ok((host.to_string(), port))
 }
 
-/// The opener and codecs of a process with storage `storage`.
-fn codecs(storage: &StorageArgs) -> Result<(IcefloeLogicalCodec, IcefloePhysicalCodec)> {
-    let opener = Arc::new(TableOpener::new(storage.config_for(None)?));
+/// The opener and codecs of a process with storage `storage`, taking endpoints plans name
+/// under the `allowed` URL prefixes.
+fn codecs(
+    storage: &StorageArgs,
+    allowed: &[String],
+) -> Result<(IcefloeLogicalCodec, IcefloePhysicalCodec)> {
+    let opener = Arc::new(
+        TableOpener::new(storage.config_for(None)?).with_allowed_endpoints(allowed.to_vec()),
+    );
     Ok((
         IcefloeLogicalCodec::new(
             Arc::new(BallistaLogicalExtensionCodec::default()),
@@ -101,7 +119,7 @@ pub async fn scheduler(a: SchedulerArgs) -> Result<()> {
         .with_context(|| format!("--bind {}", a.bind))?
         .next()
         .with_context(|| format!("--bind {}: no address", a.bind))?;
-    let (logical, physical) = codecs(&a.storage)?;
+    let (logical, physical) = codecs(&a.storage, &a.allowed_endpoints)?;
     let config = SchedulerConfig {
         bind_host: host.clone(),
         bind_port: port,
@@ -138,7 +156,7 @@ pub async fn executor(a: ExecutorArgs) -> Result<()> {
         std::net::TcpListener::bind((bind_host.as_str(), p))
             .with_context(|| format!("{what}: cannot listen on {bind_host}:{p}"))?;
     }
-    let (logical, physical) = codecs(&a.storage)?;
+    let (logical, physical) = codecs(&a.storage, &a.allowed_endpoints)?;
     let work_dir = a
         .work_dir
         .map(|d| {
@@ -182,7 +200,7 @@ pub async fn remote_session(
     extra: ExtraColumns,
 ) -> Result<IcefloeSession> {
     let (host, port) = host_port(scheduler, "--cluster")?;
-    let (logical, physical) = codecs(storage)?;
+    let (logical, physical) = codecs(storage, &[])?;
     let config = SessionConfig::new_with_ballista()
         .with_information_schema(true)
         .with_ballista_logical_extension_codec(Arc::new(logical))

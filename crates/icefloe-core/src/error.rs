@@ -63,6 +63,15 @@ pub enum Error {
     /// A snapshot, ref or timestamp that selects nothing.
     #[error("{0}")]
     SnapshotNotFound(String),
+    /// A storage option from another party (a plan from a cluster's client) that would send
+    /// this process's requests somewhere it does not allow ([`crate::io::destination`]).
+    #[error("cannot read {table}: option {option}={value:?} from the plan is refused: {reason}")]
+    DestinationRefused {
+        table: String,
+        option: String,
+        value: String,
+        reason: String,
+    },
     /// Something encoded for another process (file scan tasks, a filter) that cannot be
     /// decoded: another encoding version, a missing or mistyped field.
     #[error("cannot decode {what}: {reason}")]

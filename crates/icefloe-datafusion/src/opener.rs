@@ -16,6 +16,7 @@ use crate::scan_spec::TableRef;
 pub struct TableOpener {
     storage: StorageConfig,
     caches: Arc<Caches>,
+    allowed_endpoints: Vec<String>,
 }
 
 impl Default for TableOpener {
@@ -31,7 +32,15 @@ impl TableOpener {
         TableOpener {
             storage,
             caches: Caches::global(),
+            allowed_endpoints: Vec::new(),
         }
+    }
+
+    /// This opener taking endpoints a plan names under these URL prefixes when the process
+    /// sets none of its own ([`icefloe_core::io::destination::accept_plan_options`]).
+    pub fn with_allowed_endpoints(mut self, prefixes: Vec<String>) -> Self {
+        self.allowed_endpoints = prefixes;
+        self
     }
 
     /// This process's options that may travel with a plan (no credential).
@@ -40,14 +49,46 @@ impl TableOpener {
     }
 
     /// Opens `table`: its metadata file, with the reference's shareable options under this
-    /// process's own options, ambient credentials as this process allows them.
+    /// process's own options, ambient credentials as this process allows them. A plan's
+    /// endpoint is taken only as [`icefloe_core::io::destination::accept_plan_options`] says
+    /// (for a table on local disk, the plan's destination options are ignored). Errors: the
+    /// core's, [`icefloe_core::Error::DestinationRefused`] among them.
     pub async fn open(&self, table: &TableRef) -> Result<Table, SqlError> {
-        let options = table
+        use icefloe_core::io::destination::{accept_plan_options, DESTINATION_KEYS};
+        let shareable: Vec<(String, String)> = table
             .storage
             .iter()
             .filter(|(k, _)| icefloe_core::io::config::is_shareable_key(k))
-            .chain(&self.storage.options)
-            .cloned();
+            .cloned()
+            .collect();
+        let local = icefloe_core::io::classify(&table.metadata_file).ok()
+            == Some(icefloe_core::io::LocationKind::Local);
+        let from_plan = if local {
+            shareable
+                .into_iter()
+                .filter(|(k, _)| !DESTINATION_KEYS.contains(&k.as_str()))
+                .collect()
+        } else {
+            let own = |k: &str| {
+                self.storage
+                    .get(k)
+                    .or_else(|| {
+                        self.storage
+                            .env
+                            .iter()
+                            .find(|(e, _)| e == k)
+                            .map(|(_, v)| v.as_str())
+                    })
+                    .map(str::to_string)
+            };
+            accept_plan_options(
+                &table.metadata_file,
+                &shareable,
+                &own,
+                &self.allowed_endpoints,
+            )?
+        };
+        let options = from_plan.into_iter().chain(self.storage.options.clone());
         let mut storage = StorageConfig::new(options, self.storage.ambient);
         storage.env = self.storage.env.clone();
         let opts = OpenOptions::from(storage);

@@ -4,6 +4,7 @@
 pub mod ahead_window;
 pub mod avro;
 pub mod config;
+pub mod destination;
 pub mod field_ids;
 pub mod file;
 pub mod footer_cache;

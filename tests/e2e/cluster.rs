@@ -636,15 +636,16 @@ fn plans_carry_no_credential() {
                 TableOpener::new(StorageConfig::new(no_endpoint.clone(), Ambient::Refuse))
                     .with_allowed_endpoints(allowed.clone()),
             );
+            // The client's logical plan (it names the endpoint), as the scheduler decodes it.
             let decoder =
-                IcefloePhysicalCodec::new(Arc::new(DefaultPhysicalExtensionCodec {}), opener);
+                IcefloeLogicalCodec::new(Arc::new(DefaultLogicalExtensionCodec {}), opener);
             let read = async {
-                let plan = physical_plan_from_bytes_with_extension_codec(
-                    &exec_bytes,
+                let plan = datafusion_proto::bytes::logical_plan_from_bytes_with_extension_codec(
+                    &bytes,
                     &ctx.task_ctx(),
                     &decoder,
                 )?;
-                datafusion::physical_plan::collect(plan, ctx.task_ctx()).await
+                ctx.execute_logical_plan(plan).await?.collect().await
             }
             .await;
             if allowed.contains(&s3.url()) {

@@ -13,7 +13,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use icefloe_testkit::rows::{json_lines, sorted};
+use icefloe_testkit::rows::{json_lines, sorted, without_commit_columns};
 use icefloe_testkit::run::{bin, icefloe_with, stdout};
 use icefloe_testkit::servers::{self, free_port};
 use icefloe_testkit::{all_snapshots, FixtureSnapshot};
@@ -321,20 +321,7 @@ fn join_equals_changes(cluster: &Cluster) {
             if !want_out.status.success() {
                 continue; // Another schema, or rows without lineage: not this comparison.
             }
-            let want: Vec<Value> = json_lines(&stdout(&want_out))
-                .into_iter()
-                .map(|mut r| {
-                    let o = r.as_object_mut().unwrap();
-                    for k in [
-                        "_change_ordinal",
-                        "_commit_snapshot_id",
-                        "_change_sequence_number",
-                    ] {
-                        o.shift_remove(k);
-                    }
-                    r
-                })
-                .collect();
+            let want: Vec<Value> = without_commit_columns(json_lines(&stdout(&want_out)));
             let sql = format!(
                 "WITH a AS (SELECT * FROM icefloe_snapshot('t', {p})), \
                       b AS (SELECT * FROM icefloe_snapshot('t', {c})) \
@@ -625,7 +612,7 @@ fn plans_carry_no_credential() {
         // sending its requests (and credentials) where the plan says.
         let no_endpoint: Vec<(String, String)> = with_secret("executor-secret")
             .into_iter()
-            .filter(|(k, _)| !icefloe_core::io::destination::DESTINATION_KEYS.contains(&k.as_str()))
+            .filter(|(k, _)| !icefloe_core::io::destination::is_destination_key(k))
             .collect();
         for allowed in [
             vec![],

@@ -15,7 +15,7 @@ use icefloe_core::encode::jsonl::JsonLinesWriter;
 use icefloe_core::history::ChangeFeed;
 use icefloe_core::{Scan, SnapshotSelector, Table};
 use icefloe_datafusion::{ExtraColumns, IcefloeSession};
-use icefloe_testkit::rows::{json_lines, sorted};
+use icefloe_testkit::rows::{json_lines, sorted, without_commit_columns};
 use icefloe_testkit::{all_snapshots, diff_rows, FixtureSnapshot};
 use serde_json::Value;
 
@@ -290,20 +290,7 @@ async fn join_of_two_snapshots_equals_the_change_feed() {
                 .to_snapshot(c)
                 .build(&table)
                 .unwrap();
-            let want: Vec<Value> = jsonl(&feed.batches().await.unwrap())
-                .into_iter()
-                .map(|mut r| {
-                    let o = r.as_object_mut().unwrap();
-                    for k in [
-                        "_change_ordinal",
-                        "_commit_snapshot_id",
-                        "_change_sequence_number",
-                    ] {
-                        o.shift_remove(k);
-                    }
-                    r
-                })
-                .collect();
+            let want: Vec<Value> = without_commit_columns(jsonl(&feed.batches().await.unwrap()));
             assert_eq!(sorted(&got), sorted(&want), "{name} {p} -> {c}");
             // The same feed through SQL.
             let by_sql = rows(

@@ -54,7 +54,7 @@ impl TableOpener {
     /// (for a table on local disk, the plan's destination options are ignored). Errors: the
     /// core's, [`icefloe_core::Error::DestinationRefused`] among them.
     pub async fn open(&self, table: &TableRef) -> Result<Table, SqlError> {
-        use icefloe_core::io::destination::{accept_plan_options, DESTINATION_KEYS};
+        use icefloe_core::io::destination::{accept_plan_options, is_destination_key};
         let shareable: Vec<(String, String)> = table
             .storage
             .iter()
@@ -66,7 +66,7 @@ impl TableOpener {
         let from_plan = if local {
             shareable
                 .into_iter()
-                .filter(|(k, _)| !DESTINATION_KEYS.contains(&k.as_str()))
+                .filter(|(k, _)| !is_destination_key(k))
                 .collect()
         } else {
             let own = |k: &str| {

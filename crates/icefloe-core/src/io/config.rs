@@ -172,30 +172,19 @@ impl StorageConfig {
     }
 }
 
-/// Option keys that never hold a credential: where the store is and how to talk to it, and
-/// the core's own reading settings. Every other key (keys, secrets, tokens, passwords, SAS,
-/// service accounts, and any key not listed) stays in the process that was given it.
+/// Option keys that never hold a credential, beside the destination keys
+/// ([`super::destination::is_destination_key`]): region, addressing and connection settings.
+/// Every other key (keys, secrets, tokens, passwords, SAS, service accounts, and any key not
+/// listed) stays in the process that was given it.
 const SHAREABLE_KEYS: &[&str] = &[
     "aws_region",
     "region",
-    "aws_endpoint",
-    "aws_endpoint_url",
-    "endpoint",
-    "endpoint_url",
     "aws_virtual_hosted_style_request",
     "virtual_hosted_style_request",
     "aws_s3_express",
     "aws_checksum_algorithm",
     "azure_storage_account_name",
     "account_name",
-    "azure_storage_endpoint",
-    "azure_endpoint",
-    "azure_use_emulator",
-    "azure_use_fabric_endpoint",
-    "google_base_url",
-    "allow_http",
-    "aws_allow_http",
-    "allow_invalid_certificates",
     "connect_timeout",
     "timeout",
     "pool_idle_timeout",
@@ -206,9 +195,12 @@ const SHAREABLE_KEYS: &[&str] = &[
 ];
 
 /// Whether option `key` (lower case) is one a plan may carry to another process: listed in
-/// [`SHAREABLE_KEYS`], or one of the core's reading, limit and retry settings.
+/// [`SHAREABLE_KEYS`], a destination key (taken by the receiver only as
+/// [`super::destination::accept_plan_options`] says), or one of the core's reading, limit and
+/// retry settings.
 pub fn is_shareable_key(key: &str) -> bool {
     SHAREABLE_KEYS.contains(&key)
+        || super::destination::is_destination_key(key)
         || [READ_SLICE_KEY, PART_KEY, IN_FLIGHT_KEY].contains(&key)
         || LIMIT_KEYS.iter().any(|(k, _)| *k == key)
         || RETRY_KEYS.contains(&key)

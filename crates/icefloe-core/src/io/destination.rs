@@ -7,24 +7,7 @@
 
 use crate::Error;
 
-/// Storage options that name where requests go: a URL, or a flag that changes the host or how
-/// it is reached (plain HTTP, unchecked certificates, the Azure emulator or Fabric hosts).
-pub const DESTINATION_KEYS: &[&str] = &[
-    "aws_endpoint",
-    "aws_endpoint_url",
-    "endpoint",
-    "endpoint_url",
-    "azure_storage_endpoint",
-    "azure_endpoint",
-    "google_base_url",
-    "allow_http",
-    "aws_allow_http",
-    "allow_invalid_certificates",
-    "azure_use_emulator",
-    "azure_use_fabric_endpoint",
-];
-
-/// The [`DESTINATION_KEYS`] whose value is a URL; the others are flags.
+/// Storage options whose value is a URL requests go to.
 pub const ENDPOINT_KEYS: &[&str] = &[
     "aws_endpoint",
     "aws_endpoint_url",
@@ -34,6 +17,22 @@ pub const ENDPOINT_KEYS: &[&str] = &[
     "azure_endpoint",
     "google_base_url",
 ];
+
+/// Storage options that change the host or how it is reached (plain HTTP, unchecked
+/// certificates, the Azure emulator or Fabric hosts).
+pub const DESTINATION_FLAG_KEYS: &[&str] = &[
+    "allow_http",
+    "aws_allow_http",
+    "allow_invalid_certificates",
+    "azure_use_emulator",
+    "azure_use_fabric_endpoint",
+];
+
+/// Whether option `key` names where requests go: an [`ENDPOINT_KEYS`] URL or a
+/// [`DESTINATION_FLAG_KEYS`] flag.
+pub fn is_destination_key(key: &str) -> bool {
+    ENDPOINT_KEYS.contains(&key) || DESTINATION_FLAG_KEYS.contains(&key)
+}
 
 /// Storage options whose value becomes part of a host name (`s3.<region>.amazonaws.com`,
 /// `<account>.blob.core.windows.net`).
@@ -79,7 +78,7 @@ pub fn endpoint_allowed(dest: &str, prefix: &str) -> bool {
 /// its own `own` options (lower-case keys; its options, then its storage variables): a
 /// host-name part must look like one; an endpoint the process sets itself is its own (the
 /// plan's is dropped); an endpoint it does not set is taken only under an `allowed` prefix,
-/// and the plan's flags ([`DESTINATION_KEYS`] that are not URLs) only with such an endpoint.
+/// and the plan's [`DESTINATION_FLAG_KEYS`] only with such an endpoint.
 /// Errors: [`Error::DestinationRefused`] naming the option and value otherwise (reading the
 /// table from wherever the process would go instead could give another table's rows).
 pub fn accept_plan_options(
@@ -131,9 +130,7 @@ pub fn accept_plan_options(
     Ok(out
         .into_iter()
         .filter(|(k, _)| {
-            let flag =
-                DESTINATION_KEYS.contains(&k.as_str()) && !ENDPOINT_KEYS.contains(&k.as_str());
-            !flag || (endpoint_taken && own(k).is_none())
+            !DESTINATION_FLAG_KEYS.contains(&k.as_str()) || (endpoint_taken && own(k).is_none())
         })
         .collect())
 }

@@ -196,12 +196,22 @@ pub async fn files(
     let mut text = crate::render::TextChunks::new(header.clone(), TEXT);
     let mut tasks = scan.plan_listing();
     let mut first = true;
+    // One CSV line, reused: the fields are written into it as `Listing::csv_line` quotes them.
+    let mut line = Vec::new();
     while let Some(task) = tasks.next().await {
         let task = task?;
         let deleted = deleted_rows(&table, &task).await?;
         match format {
             ListFormat::Csv => {
-                out.write_all(Listing::csv_line(&file_row(&table, &task, deleted)).as_bytes())?
+                line.clear();
+                file_fields(&table, &task, deleted, &mut |k, f| {
+                    if k > 0 {
+                        line.push(b',');
+                    }
+                    icefloe_core::encode::csv::push_field(&mut line, f.as_bytes());
+                });
+                line.push(b'\n');
+                out.write_all(&line)?
             }
             ListFormat::Text => text.push(file_row(&table, &task, deleted))?,
             ListFormat::Json => {
@@ -246,9 +256,22 @@ async fn deleted_rows(table: &Table, task: &FileScanTask) -> Result<u64> {
     })
 }
 
-/// One row of the `files` listing (CSV and terminal).
+/// One row of the `files` listing (the terminal's).
 fn file_row(table: &Table, task: &FileScanTask, deleted: u64) -> Vec<String> {
-    let short = |p: &str| relative(table, p);
+    let mut row = Vec::with_capacity(7);
+    file_fields(table, task, deleted, &mut |_, f| row.push(f.to_string()));
+    row
+}
+
+/// The fields of one row of the `files` listing, handed to `field` in order with their
+/// index: a CSV line is written from them without a string per field.
+fn file_fields(
+    table: &Table,
+    task: &FileScanTask,
+    deleted: u64,
+    field: &mut dyn FnMut(usize, &str),
+) {
+    let short = |p| relative(table, p);
     let mut deletes = Vec::new();
     if let Some(dv) = &task.deletion_vector {
         deletes.push(format!(
@@ -270,15 +293,17 @@ fn file_row(table: &Table, task: &FileScanTask, deleted: u64) -> Vec<String> {
         ));
     }
     let f = &task.data_file;
-    vec![
-        short(&f.file_path),
-        f.record_count.to_string(),
-        deleted.to_string(),
-        deletes.join("; "),
-        task.sequence_number.to_string(),
-        task.first_row_id.map(|v| v.to_string()).unwrap_or_default(),
-        f.spec_id.to_string(),
-    ]
+    let mut n = itoa::Buffer::new();
+    field(0, short(&f.file_path));
+    field(1, n.format(f.record_count));
+    field(2, n.format(deleted));
+    field(3, &deletes.join("; "));
+    field(4, n.format(task.sequence_number));
+    match task.first_row_id {
+        Some(v) => field(5, n.format(v)),
+        None => field(5, ""),
+    }
+    field(6, n.format(f.spec_id));
 }
 
 /// One element of the `files` array of the JSON document.
@@ -317,9 +342,9 @@ fn file_json(task: &FileScanTask, deleted: u64) -> Value {
 }
 
 /// A file path relative to the table location when it is under it.
-fn relative(table: &Table, p: &str) -> String {
+fn relative<'a>(table: &Table, p: &'a str) -> &'a str {
     let root = table.metadata().location.as_str();
     p.strip_prefix(root)
-        .map(|r| r.trim_start_matches('/').to_string())
-        .unwrap_or_else(|| p.to_string())
+        .map(|r| r.trim_start_matches('/'))
+        .unwrap_or(p)
 }

@@ -245,6 +245,8 @@ pub struct ManifestEntries<'a> {
     done: bool,
     /// Whether a file with these partition values may be wanted (its metrics decoded).
     wanted: Option<PartitionFilter<'a>>,
+    /// Whether no entry's metrics are wanted ([`ManifestEntries::without_metrics`]).
+    no_metrics: bool,
 }
 
 /// Says whether a file with the given partition values (in partition spec field order) may
@@ -311,6 +313,7 @@ impl<'a> ManifestEntries<'a> {
             left: 0,
             done: false,
             wanted: None,
+            no_metrics: false,
         })
     }
 
@@ -321,6 +324,15 @@ impl<'a> ManifestEntries<'a> {
     /// every other field, and so every rule of the entry, is read as without it.
     pub fn with_partition_filter(mut self, wanted: PartitionFilter<'a>) -> ManifestEntries<'a> {
         self.wanted = Some(wanted);
+        self
+    }
+
+    /// Decodes no entry's column metrics: [`ManifestEntries::with_partition_filter`] with a
+    /// filter that admits nothing, without making the partition values into literals for it
+    /// (which is a large share of the decoding of a listing). Entries whose partition tuple is
+    /// not a record still come with their metrics, as with that filter.
+    pub fn without_metrics(mut self) -> ManifestEntries<'a> {
+        self.no_metrics = true;
         self
     }
 
@@ -337,9 +349,11 @@ impl<'a> ManifestEntries<'a> {
             if self.left > 0 {
                 let mut c = Cursor::new(&self.block[self.at..]);
                 let (types, projection) = (self.partition_types, self.projection.as_deref());
-                let wanted = self.wanted.as_deref();
+                let (wanted, no_metrics) = (self.wanted.as_deref(), self.no_metrics);
                 let mut wants_metrics = |p: Option<&[apache_avro::types::Value]>| match (wanted, p)
                 {
+                    // A tuple that is not a record is read with its metrics, as by a filter.
+                    _ if no_metrics => p.is_none(),
                     (Some(wanted), Some(p)) => {
                         partition_literals(p, projection, types).is_none_or(|p| wanted(&p))
                     }

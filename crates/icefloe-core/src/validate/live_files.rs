@@ -156,12 +156,18 @@ impl LiveFiles {
             }
         }
         if let Some(first) = f.first_row_id {
-            let end = crate::spec::checked::add(
-                first,
-                f.record_count,
-                &format!("first_row_id of {}", f.file_path),
-            )
-            .map_err(err)?;
+            // The message is made only on overflow (this runs for every data file).
+            let end = first.checked_add(f.record_count).map_or_else(
+                || {
+                    crate::spec::checked::add(
+                        first,
+                        f.record_count,
+                        &format!("first_row_id of {}", f.file_path),
+                    )
+                },
+                Ok,
+            );
+            let end = end.map_err(err)?;
             // Reported at the end: ids past next-row-id usually come with an overlap, the
             // more telling error.
             if self.past_next.is_none() && self.next_row_id.is_some_and(|n| end > n) {

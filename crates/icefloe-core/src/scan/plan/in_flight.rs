@@ -209,7 +209,7 @@ async fn send_entries(
                 .with_partition_filter(Box::new(move |v| p.may_match_partition_values(spec_id, v)));
         }
         // Nothing judges them, and no one wants them: none are decoded.
-        (None, Metrics::Drop) => entries = entries.with_partition_filter(Box::new(|_| false)),
+        (None, Metrics::Drop) => entries = entries.without_metrics(),
         (None, Metrics::Keep) => {}
     }
     // The manifest's own warnings (its partition tuple) before any of its entries.

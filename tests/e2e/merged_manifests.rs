@@ -286,31 +286,7 @@ async fn an_entry_a_filter_rules_out_is_still_checked() {
     // is refused all the same.
     let tmp = merged_table().await;
     let table = Table::open(tmp.path().to_str().unwrap()).await.unwrap();
-    let s = table.metadata().current_snapshot().unwrap().clone();
-    let list = table.manifest_list(&s).await.unwrap();
-    // A data manifest holding files of two `cat` values (so that its partition summary
-    // cannot skip it for either), the `cat` of its first entry, and the other.
-    let mut found = None;
-    for mf in list.iter().filter(|mf| mf.content == ManifestContent::Data) {
-        let spec = table
-            .metadata()
-            .partition_spec(mf.partition_spec_id)
-            .unwrap();
-        let k = spec.fields.iter().position(|f| f.name == "cat").unwrap();
-        let entries = load_manifest(&table, mf).await.unwrap();
-        let cat = |e: &icefloe_core::spec::ManifestEntry| match &e.data_file.partition[k] {
-            Some(Literal::String(c)) => Some(c.clone()),
-            _ => None,
-        };
-        let Some(first) = cat(&entries[0]) else {
-            continue;
-        };
-        if let Some(other) = entries.iter().filter_map(cat).find(|c| *c != first) {
-            found = Some((mf.clone(), other));
-            break;
-        }
-    }
-    let (mf, other) = found.expect("a data manifest of two cat values");
+    let (mf, other) = two_cat_manifest(&table, false).await;
     let mut edited = false;
     expand_avro_records(
         &tmp.path()
@@ -334,4 +310,109 @@ async fn an_entry_a_filter_rules_out_is_still_checked() {
         err.contains("value_counts") && err.contains(&file_name(&mf.manifest_path)),
         "{err}"
     );
+}
+
+/// A data manifest holding files of two `cat` values (so that its partition summary cannot
+/// skip it for either) whose first entry (first live entry if `live`) has a `cat`, and a
+/// `cat` of another of its entries.
+async fn two_cat_manifest(table: &Table, live: bool) -> (icefloe_core::spec::ManifestFile, String) {
+    let s = table.metadata().current_snapshot().unwrap().clone();
+    let list = table.manifest_list(&s).await.unwrap();
+    for mf in list.iter().filter(|mf| mf.content == ManifestContent::Data) {
+        let spec = table
+            .metadata()
+            .partition_spec(mf.partition_spec_id)
+            .unwrap();
+        let k = spec.fields.iter().position(|f| f.name == "cat").unwrap();
+        let entries = load_manifest(table, mf).await.unwrap();
+        let cat = |e: &icefloe_core::spec::ManifestEntry| match &e.data_file.partition[k] {
+            Some(Literal::String(c)) => Some(c.clone()),
+            _ => None,
+        };
+        let first = entries
+            .iter()
+            .find(|e| !live || e.status != EntryStatus::Deleted)
+            .and_then(cat);
+        let Some(first) = first else {
+            continue;
+        };
+        if let Some(other) = entries.iter().filter_map(cat).find(|c| *c != first) {
+            return (mf.clone(), other);
+        }
+    }
+    panic!("no data manifest of two cat values");
+}
+
+/// The error of planning `table` with `filter` (none: every file), which must fail.
+async fn plan_error(table: &Table, filter: Option<&str>) -> String {
+    let mut scan = Scan::builder();
+    if let Some(f) = filter {
+        scan = scan.filter(parse(f).unwrap());
+    }
+    let scan = scan.build(table).unwrap();
+    match scan.plan_files().await {
+        Ok(tasks) => panic!("{filter:?}: planned {} files, should fail", tasks.len()),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[tokio::test]
+async fn files_a_filter_rules_out_are_still_checked_against_every_other() {
+    let _serial = SERIAL.lock().await;
+    small_caches();
+    // The first two live entries of a data manifest of the merged table (the first live file
+    // and its first copy, one `cat`) given one path, then one row id range: a filter on
+    // another `cat` rules both out (their entries go no further than the task decoding the
+    // manifest), and the snapshot is refused all the same, naming the file.
+    for edit in ["path", "row ids"] {
+        let tmp = merged_table().await;
+        let table = Table::open(tmp.path().to_str().unwrap()).await.unwrap();
+        let (mf, other) = two_cat_manifest(&table, true).await;
+        let mut seen = 0;
+        let mut first_path = String::new();
+        expand_avro_records(
+            &tmp.path()
+                .join("metadata")
+                .join(file_name(&mf.manifest_path)),
+            |mut e| {
+                if field(record(&mut e), "status") == Some(&mut Avro::Int(2)) {
+                    return vec![e]; // deleted
+                }
+                seen += 1;
+                let df = record(field(record(&mut e), "data_file").unwrap());
+                match (edit, seen) {
+                    ("path", 1) => {
+                        if let Some(Avro::String(p)) = field(df, "file_path") {
+                            first_path = p.clone();
+                        }
+                    }
+                    ("path", 2) => {
+                        *field(df, "file_path").unwrap() = Avro::String(first_path.clone())
+                    }
+                    ("row ids", 1 | 2) => {
+                        if let Some(Avro::String(p)) = field(df, "file_path") {
+                            first_path = p.clone();
+                        }
+                        *field(df, "first_row_id").unwrap() =
+                            Avro::Union(1, Box::new(Avro::Long(0)));
+                    }
+                    _ => {}
+                }
+                vec![e]
+            },
+        );
+        Caches::global().manifests.invalidate_all();
+        let want = match edit {
+            "path" => "is live twice",
+            _ => "share row ids",
+        };
+        let shown = file_name(&first_path);
+        for filter in [None, Some(format!("cat = '{other}'"))] {
+            let err = plan_error(&table, filter.as_deref()).await;
+            assert!(
+                err.contains(want) && err.contains(&shown),
+                "{edit}, filter {filter:?}: {err}"
+            );
+        }
+    }
 }

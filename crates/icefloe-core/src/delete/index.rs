@@ -12,16 +12,19 @@
 
 use std::collections::HashMap;
 
+// Looked up once per data file of a plan: foldhash rather than the standard SipHash.
+use foldhash::fast::RandomState;
+
 use super::file_ref::DeleteFileRef;
 use crate::spec::{DataContent, DataFile, ManifestEntry, TableMetadata};
 
 /// Delete files of one snapshot, indexed for lookup by data file.
 pub struct DeleteIndex {
-    dvs: HashMap<String, Vec<DeleteFileRef>>,
-    positions_by_path: HashMap<String, Vec<DeleteFileRef>>,
-    positions_by_partition: HashMap<String, Vec<DeleteFileRef>>,
+    dvs: HashMap<String, Vec<DeleteFileRef>, RandomState>,
+    positions_by_path: HashMap<String, Vec<DeleteFileRef>, RandomState>,
+    positions_by_partition: HashMap<String, Vec<DeleteFileRef>, RandomState>,
     equality_global: Vec<DeleteFileRef>,
-    equality_by_partition: HashMap<String, Vec<DeleteFileRef>>,
+    equality_by_partition: HashMap<String, Vec<DeleteFileRef>, RandomState>,
 }
 
 /// The deletes that apply to one data file.
@@ -36,11 +39,11 @@ impl DeleteIndex {
     /// Indexes the live delete entries of a snapshot.
     pub fn new(metadata: &TableMetadata, deletes: Vec<ManifestEntry>) -> DeleteIndex {
         let mut idx = DeleteIndex {
-            dvs: HashMap::new(),
-            positions_by_path: HashMap::new(),
-            positions_by_partition: HashMap::new(),
+            dvs: HashMap::default(),
+            positions_by_path: HashMap::default(),
+            positions_by_partition: HashMap::default(),
             equality_global: Vec::new(),
-            equality_by_partition: HashMap::new(),
+            equality_by_partition: HashMap::default(),
         };
         for e in deletes {
             let r = DeleteFileRef {

@@ -31,9 +31,11 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use arrow::array::BooleanArray;
 use arrow::record_batch::RecordBatch;
 use futures::stream::BoxStream;
-use futures::StreamExt;
+use futures::{StreamExt, TryStreamExt};
+use parquet::arrow::arrow_reader::RowSelectionPolicy;
 use parquet::arrow::ProjectionMask;
 use parquet::file::metadata::ParquetMetaData;
 
@@ -437,7 +439,15 @@ fn read_slice(
         .iter()
         .map(|&(start, len)| (start - slice.group_start, len))
         .collect();
-    let (selection, policy) = super::row_selection::selection(&local, slice.group_rows);
+    // Scattered kept rows: the slice's span read whole and filtered here (see `span_filter`).
+    let (selection, policy, filter) =
+        match super::row_selection::span_filter(&local, slice.group_rows) {
+            Some((span, keep)) => (span, RowSelectionPolicy::Selectors, Some(keep)),
+            None => {
+                let (s, p) = super::row_selection::selection(&local, slice.group_rows);
+                (s, p, None)
+            }
+        };
     let shown = shown.to_string();
     match file
         .builder()
@@ -448,9 +458,15 @@ fn read_slice(
         .with_row_selection_policy(policy)
         .build()
     {
-        Ok(stream) => stream
-            .map(move |r| r.map_err(|e| crate::Error::data_file(&shown, e.to_string())))
-            .boxed(),
+        Ok(stream) => {
+            let named = shown.clone();
+            let stream =
+                stream.map(move |r| r.map_err(|e| crate::Error::data_file(&named, e.to_string())));
+            match filter {
+                None => stream.boxed(),
+                Some(keep) => keep_rows(stream, keep, shown).boxed(),
+            }
+        }
         Err(e) => {
             futures::stream::once(
                 async move { Err(crate::Error::data_file(&shown, e.to_string())) },
@@ -458,6 +474,41 @@ fn read_slice(
             .boxed()
         }
     }
+}
+
+/// The rows of `batches` (the consecutive rows of a span of the data file `shown`, in order)
+/// that `keep` marks, one bit a row; batches left without rows are dropped. More rows than
+/// bits is an error (the reader read another span than it was asked for).
+fn keep_rows(
+    batches: impl futures::Stream<Item = crate::Result<RecordBatch>>,
+    keep: arrow::buffer::BooleanBuffer,
+    shown: String,
+) -> impl futures::Stream<Item = crate::Result<RecordBatch>> {
+    let mut at = 0usize;
+    batches
+        .map(move |batch| {
+            let batch = batch?;
+            let n = batch.num_rows();
+            if at + n > keep.len() {
+                return Err(crate::Error::data_file(
+                    &shown,
+                    format!(
+                        "a slice read {} rows where {} were selected",
+                        at + n,
+                        keep.len()
+                    ),
+                ));
+            }
+            let bits = keep.slice(at, n);
+            at += n;
+            if bits.count_set_bits() == n {
+                return Ok(batch);
+            }
+            arrow::compute::filter_record_batch(&batch, &BooleanArray::from(bits)).map_err(|e| {
+                crate::Error::data_file(&shown, format!("filtering deleted rows: {e}"))
+            })
+        })
+        .try_filter(|b| std::future::ready(b.num_rows() > 0))
 }
 
 #[cfg(test)]

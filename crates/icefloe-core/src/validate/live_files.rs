@@ -1,7 +1,9 @@
 //! Checks of a snapshot's live files taken together (spec: "Manifests", "Deletion Vectors",
 //! "Row Lineage", "Snapshots" summary), fed one data file at a time so that planning streams
 //! in bounded memory: what is kept per data file is a 128-bit fingerprint of its path, and row
-//! id ranges merged into runs.
+//! id ranges merged into runs. The fingerprints ([`PathKeys`]) are taken where manifests are
+//! decoded, so a file that pruning rules out is fed as a [`RuledOut`] summary and its entry is
+//! dropped on the thread that decoded it.
 //!
 //! - no data file is live twice;
 //! - at most one deletion vector per data file, every deletion vector naming a live data file;
@@ -16,9 +18,15 @@
 //! from the files are warnings (Iceberg Java reads such snapshots, with the same rows); the
 //! rest are refusals.
 
-use std::collections::hash_map::RandomState;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::BuildHasher;
+use std::ops::Range;
+use std::sync::Arc;
+
+// Hashing runs once per data file of a plan (a million for a large table): foldhash, seeded
+// per plan, is several times faster than the standard SipHash on paths.
+use foldhash::fast::RandomState as FastState;
+use foldhash::quality::RandomState as PathSeed;
 
 use crate::spec::{DataContent, DataFile, ManifestEntry, Snapshot};
 use crate::warning::{Rule, Subject, Warning, Warnings};
@@ -36,6 +44,39 @@ struct NamedDelete {
     found: bool,
 }
 
+/// How the whole-snapshot checks fingerprint a data file's path: two independently seeded
+/// 128-bit halves, taken on the threads that decode manifests.
+#[derive(Clone)]
+pub struct PathKeys {
+    seeds: Arc<(PathSeed, PathSeed)>,
+    /// The fingerprints of the paths delete files name: the checks need those entries whole.
+    named: Arc<HashSet<u128, FastState>>,
+}
+
+impl PathKeys {
+    /// The fingerprint of `path`.
+    pub fn key(&self, path: &str) -> u128 {
+        u128::from(self.seeds.0.hash_one(path)) << 64 | u128::from(self.seeds.1.hash_one(path))
+    }
+
+    /// Whether a delete file names the data file of fingerprint `key`: its entry must be fed
+    /// whole ([`LiveFiles::data_file`]), not as a [`RuledOut`] summary.
+    pub fn is_named(&self, key: u128) -> bool {
+        !self.named.is_empty() && self.named.contains(&key)
+    }
+}
+
+/// What the checks need of a live data file that pruning ruled out and no delete file names:
+/// its path's fingerprint, record count and first row id. Its path is kept apart
+/// (`path` indexes a buffer of the paths of many such files), to be named in errors.
+#[derive(Debug, Clone)]
+pub struct RuledOut {
+    pub key: u128,
+    pub path: Range<usize>,
+    pub record_count: i64,
+    pub first_row_id: Option<i64>,
+}
+
 /// The whole-snapshot checks, fed every live entry of the manifests read.
 pub struct LiveFiles {
     /// The manifest list, named in errors.
@@ -43,9 +84,9 @@ pub struct LiveFiles {
     next_row_id: Option<i64>,
     /// Whether every manifest of the snapshot is read (else only the subset checks run).
     complete: bool,
-    seeds: (RandomState, RandomState),
-    data_paths: HashSet<u128>,
-    named: HashMap<String, Vec<NamedDelete>>,
+    keys: PathKeys,
+    data_paths: HashSet<u128, FastState>,
+    named: HashMap<String, Vec<NamedDelete>, FastState>,
     row_ids: RowIdRuns,
     /// The first data file with row ids at or past `next_row_id`.
     past_next: Option<(String, i64, i64)>,
@@ -72,7 +113,7 @@ impl LiveFiles {
     ) -> crate::Result<LiveFiles> {
         let err = |r: String| crate::Error::manifest(list, r);
         let mut dvs: HashMap<&str, &DataFile> = HashMap::new();
-        let mut named: HashMap<String, Vec<NamedDelete>> = HashMap::new();
+        let mut named: HashMap<String, Vec<NamedDelete>, FastState> = HashMap::default();
         for e in deletes {
             let f = &*e.data_file;
             if f.is_deletion_vector() {
@@ -106,10 +147,13 @@ impl LiveFiles {
             list: list.to_string(),
             next_row_id,
             complete,
-            seeds: (RandomState::new(), RandomState::new()),
+            keys: path_keys(&named),
             // A hint from a manifest list, so bounded (a corrupt count must not reserve
             // gigabytes); growing past it costs a resize.
-            data_paths: HashSet::with_capacity(data_files.min(1 << 20)),
+            data_paths: HashSet::with_capacity_and_hasher(
+                data_files.min(1 << 20),
+                FastState::default(),
+            ),
             named,
             row_ids: RowIdRuns::default(),
             past_next: None,
@@ -120,24 +164,28 @@ impl LiveFiles {
         })
     }
 
-    /// Checks one live data entry against those fed before; `manifest` names its manifest.
-    pub fn data_file(&mut self, e: &ManifestEntry, manifest: &str) -> crate::Result<()> {
-        let err = |r: String| crate::Error::manifest(&self.list, r);
+    /// The fingerprints the checks take of paths, for the threads that decode manifests.
+    pub fn path_keys(&self) -> PathKeys {
+        self.keys.clone()
+    }
+
+    /// Checks one live data entry against those fed before; `key` is its path's fingerprint
+    /// ([`PathKeys::key`]) when taken already, `manifest` names its manifest.
+    pub fn data_file(
+        &mut self,
+        e: &ManifestEntry,
+        key: Option<u128>,
+        manifest: &str,
+    ) -> crate::Result<()> {
         let f = &*e.data_file;
-        let key = u128::from(self.seeds.0.hash_one(&f.file_path)) << 64
-            | u128::from(self.seeds.1.hash_one(&f.file_path));
-        if !self.data_paths.insert(key) {
-            return Err(err(format!(
-                "data file {} is live twice in the snapshot",
-                f.file_path
-            )));
-        }
-        self.data_files += 1;
-        self.records = self
-            .records
-            .checked_add(f.record_count)
-            .ok_or_else(|| err("total record count overflows a long".into()))?;
-        if let Some(deletes) = self.named.get_mut(&f.file_path) {
+        let key = key.unwrap_or_else(|| self.keys.key(&f.file_path));
+        self.fingerprint(key, &f.file_path, f.record_count)?;
+        let err = |r: String| crate::Error::manifest(&self.list, r);
+        let named = match self.named.is_empty() {
+            true => None,
+            false => self.named.get_mut(&f.file_path),
+        };
+        if let Some(deletes) = named {
             let partition = f.partition_key();
             for d in deletes {
                 d.found = true;
@@ -155,35 +203,65 @@ impl LiveFiles {
                 }
             }
         }
-        if let Some(first) = f.first_row_id {
-            // The message is made only on overflow (this runs for every data file).
-            let end = first.checked_add(f.record_count).map_or_else(
-                || {
-                    crate::spec::checked::add(
-                        first,
-                        f.record_count,
-                        &format!("first_row_id of {}", f.file_path),
-                    )
-                },
-                Ok,
-            );
-            let end = end.map_err(err)?;
-            // Reported at the end: ids past next-row-id usually come with an overlap, the
-            // more telling error.
-            if self.past_next.is_none() && self.next_row_id.is_some_and(|n| end > n) {
-                self.past_next = Some((f.file_path.clone(), first, end));
-            }
-            self.row_ids
-                .insert(first, end, manifest)
-                .map_err(|(a0, a1, m)| {
-                    err(format!(
-                        "data file {} (row ids {first} to {}) and data files of manifest {m} (row ids {a0} to {}) share row ids; row ids are unique in a table (spec: \"Row Lineage\")",
-                        f.file_path,
-                        end - 1,
-                        a1 - 1
-                    ))
-                })?;
+        self.row_ids_of(&f.file_path, f.first_row_id, f.record_count, manifest)
+    }
+
+    /// Checks a live data file that pruning ruled out, as [`LiveFiles::data_file`] would its
+    /// entry; `paths` holds its path at `f.path`.
+    pub fn ruled_out(&mut self, f: &RuledOut, paths: &str, manifest: &str) -> crate::Result<()> {
+        let path = paths.get(f.path.clone()).unwrap_or_default();
+        self.fingerprint(f.key, path, f.record_count)?;
+        self.row_ids_of(path, f.first_row_id, f.record_count, manifest)
+    }
+
+    /// Counts a live data file of fingerprint `key`, refusing a path live twice.
+    fn fingerprint(&mut self, key: u128, path: &str, record_count: i64) -> crate::Result<()> {
+        let err = |r: String| crate::Error::manifest(&self.list, r);
+        if !self.data_paths.insert(key) {
+            return Err(err(format!("data file {path} is live twice in the snapshot")));
         }
+        self.data_files += 1;
+        self.records = self
+            .records
+            .checked_add(record_count)
+            .ok_or_else(|| err("total record count overflows a long".into()))?;
+        Ok(())
+    }
+
+    /// Records the row ids of a live data file, refusing ids another file has.
+    fn row_ids_of(
+        &mut self,
+        path: &str,
+        first_row_id: Option<i64>,
+        record_count: i64,
+        manifest: &str,
+    ) -> crate::Result<()> {
+        let err = |r: String| crate::Error::manifest(&self.list, r);
+        let Some(first) = first_row_id else {
+            return Ok(());
+        };
+        // The message is made only on overflow (this runs for every data file).
+        let end = first.checked_add(record_count).map_or_else(
+            || {
+                crate::spec::checked::add(first, record_count, &format!("first_row_id of {path}"))
+            },
+            Ok,
+        );
+        let end = end.map_err(err)?;
+        // Reported at the end: ids past next-row-id usually come with an overlap, the more
+        // telling error.
+        if self.past_next.is_none() && self.next_row_id.is_some_and(|n| end > n) {
+            self.past_next = Some((path.to_string(), first, end));
+        }
+        self.row_ids
+            .insert(first, end, manifest)
+            .map_err(|(a0, a1, m)| {
+                err(format!(
+                    "data file {path} (row ids {first} to {}) and data files of manifest {m} (row ids {a0} to {}) share row ids; row ids are unique in a table (spec: \"Row Lineage\")",
+                    end - 1,
+                    a1 - 1
+                ))
+            })?;
         Ok(())
     }
 
@@ -234,6 +312,18 @@ impl LiveFiles {
         }
         Ok(())
     }
+}
+
+/// Fresh seeds, and the fingerprints of the data files the delete files in `named` name.
+fn path_keys(named: &HashMap<String, Vec<NamedDelete>, FastState>) -> PathKeys {
+    let seeds = Arc::new((PathSeed::default(), PathSeed::default()));
+    let mut keys = PathKeys {
+        seeds,
+        named: Arc::default(),
+    };
+    let fingerprints = named.keys().map(|p| keys.key(p)).collect();
+    keys.named = Arc::new(fingerprints);
+    keys
 }
 
 /// A position delete file's `referenced_data_file` must lie within the bounds its metrics

@@ -6,7 +6,9 @@
 //! bounded channel, each live entry with the pruner's verdict on it: what planning holds of a
 //! manifest is the bytes of the file while it is decoded (counted against
 //! [`MANIFEST_BYTES_IN_FLIGHT`]) and a few chunks of entries, never the whole manifest
-//! decoded, so a filter that rules out most entries keeps only those it admits.
+//! decoded, so a filter that rules out most entries keeps only those it admits. The entries
+//! it rules out go no further than their decoding task: what the whole-snapshot checks need
+//! of them is handed over instead ([`RuledOut`]), with every path's fingerprint taken there.
 //!
 //! Decoded manifests are kept in the manifest cache only when the caller says the whole
 //! plan's entries fit in it (`keep`): the cache is bounded in bytes, and a pass over more
@@ -23,6 +25,7 @@ use crate::spawned::AbortOnDrop;
 use crate::spec::manifest::ManifestEntries;
 use crate::spec::{EntryStatus, ManifestEntry, ManifestFile};
 use crate::table::Table;
+use crate::validate::live_files::{PathKeys, RuledOut};
 use crate::validate::manifest::ManifestCheck;
 
 /// The most manifest bytes fetched and being decoded at once (a manifest larger than this is
@@ -52,17 +55,33 @@ const CHUNK_ENTRIES: usize = 256;
 /// Chunks a manifest's task may decode ahead of the planner.
 const CHUNKS_AHEAD: usize = 2;
 
-/// A live entry of a manifest, and whether the pruner admits its file (always without one).
-pub struct Judged {
-    pub entry: ManifestEntry,
-    pub admitted: bool,
+/// A live entry of a manifest, judged by the pruner.
+pub enum Judged {
+    /// An entry the pruner admits (every entry without a pruner), or one it rules out whose
+    /// data file a delete file names (the checks want it whole); `key` is its path's
+    /// fingerprint ([`PathKeys::key`]) when the task was given the keys.
+    Entry {
+        entry: ManifestEntry,
+        key: Option<u128>,
+        admitted: bool,
+    },
+    /// An entry the pruner rules out, as the checks need it (its path in [`Chunk::paths`]).
+    RuledOut(RuledOut),
+}
+
+/// Consecutive live entries of a manifest, in manifest order.
+pub struct Chunk {
+    pub judged: Vec<Judged>,
+    /// The paths of the [`Judged::RuledOut`] entries, one after another: one buffer, freed
+    /// with the chunk, rather than an entry each freed on the planner's thread.
+    pub paths: String,
 }
 
 /// One manifest in flight: its entries come through `chunks`, in order; the channel closes
 /// after the last (an error, if one, is the last item).
 pub struct InFlight {
     pub manifest: ManifestFile,
-    pub chunks: mpsc::Receiver<crate::Result<Vec<Judged>>>,
+    pub chunks: mpsc::Receiver<crate::Result<Chunk>>,
     _task: AbortOnDrop<()>,
 }
 
@@ -75,13 +94,14 @@ pub struct Manifests {
 impl Manifests {
     /// Starts fetching and decoding `manifests` of `table`, in order, at most
     /// [`MANIFEST_BYTES_IN_FLIGHT`] bytes of them at once; `pruner` judges the live entries,
-    /// `keep` says whether what is decoded goes into the manifest cache, and `metrics` whether
-    /// the entries handed over carry their column metrics. Must be called
-    /// inside a tokio runtime; dropping the result stops the work.
+    /// `keys` fingerprints their paths (without them no entry is ruled out), `keep` says whether what is decoded goes into the
+    /// manifest cache, and `metrics` whether the entries handed over carry their column
+    /// metrics. Must be called inside a tokio runtime; dropping the result stops the work.
     pub fn start(
         table: &Table,
         manifests: Vec<ManifestFile>,
         pruner: Option<Arc<Pruner>>,
+        keys: Option<PathKeys>,
         keep: bool,
         metrics: Metrics,
     ) -> Manifests {
@@ -98,9 +118,12 @@ impl Manifests {
                 let task = tokio::spawn(decode(
                     table.clone(),
                     mf.clone(),
-                    pruner.clone(),
+                    Judge {
+                        pruner: pruner.clone(),
+                        keys: keys.clone(),
+                        metrics,
+                    },
                     keep,
-                    metrics,
                     chunks_tx,
                     permit,
                 ));
@@ -132,19 +155,25 @@ fn weight(mf: &ManifestFile) -> u32 {
     mf.manifest_length.clamp(1, MANIFEST_BYTES_IN_FLIGHT as i64) as u32
 }
 
+/// How a manifest's task judges its entries.
+struct Judge {
+    pruner: Option<Arc<Pruner>>,
+    keys: Option<PathKeys>,
+    metrics: Metrics,
+}
+
 /// Decodes one manifest into `out` in chunks, holding `permit` until done. A panic becomes an
 /// error naming the manifest: the channel never closes early without one.
 async fn decode(
     table: Table,
     mf: ManifestFile,
-    pruner: Option<Arc<Pruner>>,
+    judge: Judge,
     keep: bool,
-    metrics: Metrics,
-    out: mpsc::Sender<crate::Result<Vec<Judged>>>,
+    out: mpsc::Sender<crate::Result<Chunk>>,
     permit: OwnedSemaphorePermit,
 ) {
     let shown = table.io().shown(&mf.manifest_path);
-    let run = send_entries(&table, &mf, pruner.as_deref(), keep, metrics, &out);
+    let run = send_entries(&table, &mf, &judge, keep, &out);
     let result = match crate::guard::guarded(run).await {
         Ok(r) => r,
         Err(panic) => Err(crate::Error::manifest(
@@ -162,16 +191,15 @@ async fn decode(
 async fn send_entries(
     table: &Table,
     mf: &ManifestFile,
-    pruner: Option<&Pruner>,
+    judge: &Judge,
     keep: bool,
-    metrics: Metrics,
-    out: &mpsc::Sender<crate::Result<Vec<Judged>>>,
+    out: &mpsc::Sender<crate::Result<Chunk>>,
 ) -> crate::Result<()> {
+    let (pruner, metrics) = (judge.pruner.as_deref(), judge.metrics);
     let mut chunk = Chunker {
-        pruner,
-        metrics,
+        judge,
         out,
-        entries: Vec::with_capacity(CHUNK_ENTRIES),
+        chunk: Chunker::empty(),
         closed: false,
     };
     let key = manifest_cache_key(table, mf)?;
@@ -229,44 +257,71 @@ async fn send_entries(
 
 /// Live entries gathered into chunks and sent when full.
 struct Chunker<'a> {
-    pruner: Option<&'a Pruner>,
-    metrics: Metrics,
-    out: &'a mpsc::Sender<crate::Result<Vec<Judged>>>,
-    entries: Vec<Judged>,
+    judge: &'a Judge,
+    out: &'a mpsc::Sender<crate::Result<Chunk>>,
+    chunk: Chunk,
     /// Whether the receiver is gone (nothing more to do).
     closed: bool,
 }
 
 impl Chunker<'_> {
+    fn empty() -> Chunk {
+        Chunk {
+            judged: Vec::with_capacity(CHUNK_ENTRIES),
+            paths: String::new(),
+        }
+    }
+
     async fn push(&mut self, entry: ManifestEntry) {
         if entry.status == EntryStatus::Deleted {
             return;
         }
-        let admitted = self.pruner.is_none_or(|p| p.may_match(&entry.data_file));
-        let entry = if admitted && self.metrics == Metrics::Keep {
-            entry
-        } else {
-            ruled_out(entry)
+        let f = &entry.data_file;
+        let keys = self.judge.keys.as_ref();
+        let key = keys.map(|k| k.key(&f.file_path));
+        let admitted = self.judge.pruner.as_ref().is_none_or(|p| p.may_match(f));
+        let judged = match (key, keys) {
+            (Some(key), Some(keys)) if !admitted && !keys.is_named(key) => {
+                let paths = &mut self.chunk.paths;
+                let start = paths.len();
+                paths.push_str(&f.file_path);
+                Judged::RuledOut(RuledOut {
+                    key,
+                    path: start..paths.len(),
+                    record_count: f.record_count,
+                    first_row_id: f.first_row_id,
+                })
+            }
+            _ if admitted && self.judge.metrics == Metrics::Keep => Judged::Entry {
+                entry,
+                key,
+                admitted,
+            },
+            _ => Judged::Entry {
+                entry: without_metrics(entry),
+                key,
+                admitted,
+            },
         };
-        self.entries.push(Judged { entry, admitted });
-        if self.entries.len() >= CHUNK_ENTRIES {
+        self.chunk.judged.push(judged);
+        if self.chunk.judged.len() >= CHUNK_ENTRIES {
             let _ = self.flush().await;
         }
     }
 
     async fn flush(&mut self) -> crate::Result<()> {
-        if self.entries.is_empty() || self.closed {
+        if self.chunk.judged.is_empty() || self.closed {
             return Ok(());
         }
-        let full = std::mem::replace(&mut self.entries, Vec::with_capacity(CHUNK_ENTRIES));
+        let full = std::mem::replace(&mut self.chunk, Chunker::empty());
         self.closed = self.out.send(Ok(full)).await.is_err();
         Ok(())
     }
 }
 
-/// An entry pruning ruled out, without what only a task would need (column metrics): it is
-/// kept only until the whole-snapshot checks have seen its file (`validate::live_files`).
-fn ruled_out(mut entry: ManifestEntry) -> ManifestEntry {
+/// An entry without what only a read would need (column metrics): for a listing, or for an
+/// entry pruning ruled out that the whole-snapshot checks want (`validate::live_files`).
+fn without_metrics(mut entry: ManifestEntry) -> ManifestEntry {
     if let Some(f) = Arc::get_mut(&mut entry.data_file) {
         for counts in [
             &mut f.value_counts,

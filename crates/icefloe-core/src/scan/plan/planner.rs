@@ -8,7 +8,7 @@ use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
 
 pub use super::in_flight::Metrics;
-use super::in_flight::{InFlight, Judged, Manifests};
+use super::in_flight::{Chunk, InFlight, Judged, Manifests};
 pub use super::manifest_load::{load_manifest, partition_field_type, partition_types};
 use super::prune::Pruner;
 use crate::delete::index::DeleteIndex;
@@ -67,12 +67,16 @@ pub async fn live_entries(table: &Table, snapshot: &Snapshot) -> crate::Result<V
 async fn entries_of(table: &Table, list: &[&ManifestFile]) -> crate::Result<Vec<ManifestEntry>> {
     let list: Vec<ManifestFile> = list.iter().map(|mf| (*mf).clone()).collect();
     let keep = worth_caching(table, &list);
-    let mut manifests = Manifests::start(table, list, None, keep, Metrics::Keep);
+    let mut manifests = Manifests::start(table, list, None, None, keep, Metrics::Keep);
     let mut out = Vec::new();
     while let Some(mut m) = manifests.next().await {
         while let Some(chunk) = m.chunks.recv().await {
             crate::cancel::check(|| "planning: reading manifests".into())?;
-            out.extend(chunk?.into_iter().map(|j| j.entry));
+            out.extend(chunk?.judged.into_iter().filter_map(|j| match j {
+                Judged::Entry { entry, .. } => Some(entry),
+                // Without a pruner every entry is admitted.
+                Judged::RuledOut(_) => None,
+            }));
         }
     }
     Ok(out)
@@ -285,7 +289,15 @@ impl Planner {
         // Each manifest is fetched and decoded on a task of its own (decoding is CPU work
         // that may use another core), under a budget of bytes in flight, in list order; the
         // pruner judges each entry as it is decoded.
-        let manifests = Manifests::start(&table, data, pruner.map(Arc::new), keep, metrics);
+        let keys = check.path_keys();
+        let manifests = Manifests::start(
+            &table,
+            data,
+            pruner.map(Arc::new),
+            Some(keys),
+            keep,
+            metrics,
+        );
         let planner = Planner {
             table,
             snapshot,
@@ -338,17 +350,31 @@ impl Planner {
     fn tasks_of(
         &self,
         shown: &str,
-        chunk: Vec<Judged>,
+        chunk: Chunk,
         check: &mut LiveFiles,
     ) -> crate::Result<PlannedBatch> {
         let mut stats = PlanStats::default();
         let mut tasks = Vec::new();
-        for Judged { entry: e, admitted } in chunk {
-            check.data_file(&e, shown)?;
-            if !admitted {
-                stats.files_skipped += 1;
-                continue;
-            }
+        for judged in chunk.judged {
+            let e = match judged {
+                Judged::RuledOut(f) => {
+                    check.ruled_out(&f, &chunk.paths, shown)?;
+                    stats.files_skipped += 1;
+                    continue;
+                }
+                Judged::Entry {
+                    entry,
+                    key,
+                    admitted,
+                } => {
+                    check.data_file(&entry, key, shown)?;
+                    if !admitted {
+                        stats.files_skipped += 1;
+                        continue;
+                    }
+                    entry
+                }
+            };
             if e.data_file.file_format == FileFormat::Puffin {
                 return Err(crate::Error::manifest(
                     &e.data_file.file_path,

@@ -209,17 +209,19 @@ def make_server(args):
                     stats.connection(-1)
 
         def send_body(self, data):
-            """Writes a response body, at the connection's --bandwidth-mbps when it has one."""
+            """Writes a response body, at the connection's --bandwidth-mbps when it has one.
+            Bytes are counted before they are written: a client that has them (and asks for
+            the counters next) finds them counted."""
             if self.bucket is None:
-                self.wfile.write(data)
                 stats.sent(len(data))
+                self.wfile.write(data)
                 return
             view = memoryview(data)
             for off in range(0, len(view), CHUNK):
                 chunk = view[off : off + CHUNK]
                 self.bucket.take(len(chunk))
-                self.wfile.write(chunk)
                 stats.sent(len(chunk))
+                self.wfile.write(chunk)
 
         def serve_stats(self):
             body = (stats.json() + "\n").encode()
@@ -280,8 +282,8 @@ def make_server(args):
                 self.send_header("Content-Type", "application/xml")
                 self.send_header("Content-Length", str(len(msg)))
                 self.end_headers()
-                self.wfile.write(msg)
                 stats.sent(len(msg))
+                self.wfile.write(msg)
                 return
             if kind == "slow":
                 time.sleep(args.slow_ms / 1000)

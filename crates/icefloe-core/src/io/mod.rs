@@ -16,6 +16,7 @@ pub mod orc;
 pub mod parquet;
 pub mod ranged;
 pub mod readahead;
+pub mod rebatch;
 pub mod regular;
 pub mod relist;
 pub mod remote;

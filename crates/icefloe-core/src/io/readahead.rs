@@ -464,7 +464,11 @@ fn read_slice(
                 stream.map(move |r| r.map_err(|e| crate::Error::data_file(&named, e.to_string())));
             match filter {
                 None => stream.boxed(),
-                Some(keep) => keep_rows(stream, keep, shown).boxed(),
+                // Cut again into `batch_size` kept rows a batch, as every other read is.
+                Some(keep) => {
+                    let kept = keep_rows(stream, keep, shown.clone()).boxed();
+                    super::rebatch::rebatch(kept, batch_size, shown)
+                }
             }
         }
         Err(e) => {
@@ -477,7 +481,8 @@ fn read_slice(
 }
 
 /// The rows of `batches` (the consecutive rows of a span of the data file `shown`, in order)
-/// that `keep` marks, one bit a row; batches left without rows are dropped. More rows than
+/// that `keep` marks, one bit a row, in batches of whatever survived each; batches left
+/// without rows are dropped. More rows than
 /// bits is an error (the reader read another span than it was asked for).
 fn keep_rows(
     batches: impl futures::Stream<Item = crate::Result<RecordBatch>>,

@@ -137,8 +137,9 @@ mod tests {
 
     /// For every task of every snapshot of every fixture table (deletion vectors, position
     /// and equality deletes, lineage materialized or not, ten row groups, Avro and ORC data
-    /// files), in small batches, with and without sliced reads: a read from a batch's restart
-    /// point is the tail of the whole read from that batch on, batch for batch.
+    /// files), in small batches, with and without sliced reads, and in slices of 4 KiB (many
+    /// slices a row group, several batches a slice): a read from a batch's restart point is
+    /// the tail of the whole read from that batch on, batch for batch.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_read_from_any_batch_is_the_tail_of_the_whole_read() {
         let mut dirs = Vec::new();
@@ -152,14 +153,24 @@ mod tests {
             let Ok(table) = Table::open(dir.to_str().unwrap()).await else {
                 continue;
             };
+            let small = [("read_slice_bytes".to_string(), "4096".to_string())];
+            let caches = crate::cache::Caches::global();
+            let Ok(small) = Table::open_with_storage(dir.to_str().unwrap(), caches, &small).await
+            else {
+                continue;
+            };
             for s in &table.metadata().snapshots {
-                for (batch_size, sliced) in [(97, false), (1000, true)] {
+                for (batch_size, sliced, table) in [
+                    (97, false, &table),
+                    (1000, true, &table),
+                    (97, true, &small),
+                ] {
                     let scan = Scan::builder()
                         .snapshot(SnapshotSelector::Id(s.snapshot_id))
                         .lineage(true)
                         .batch_size(batch_size)
                         .sliced_reads(sliced)
-                        .build(&table)
+                        .build(table)
                         .expect("scan");
                     let Ok(tasks) = scan.plan_files().await else {
                         continue;

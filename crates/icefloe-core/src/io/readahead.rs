@@ -482,8 +482,8 @@ fn read_slice(
 
 /// The rows of `batches` (the consecutive rows of a span of the data file `shown`, in order)
 /// that `keep` marks, one bit a row, in batches of whatever survived each; batches left
-/// without rows are dropped. More rows than
-/// bits is an error (the reader read another span than it was asked for).
+/// without rows are dropped. More rows than bits is an error (the reader read another span
+/// than it was asked for).
 fn keep_rows(
     batches: impl futures::Stream<Item = crate::Result<RecordBatch>>,
     keep: arrow::buffer::BooleanBuffer,

@@ -94,9 +94,10 @@ pub struct Manifests {
 impl Manifests {
     /// Starts fetching and decoding `manifests` of `table`, in order, at most
     /// [`MANIFEST_BYTES_IN_FLIGHT`] bytes of them at once; `pruner` judges the live entries,
-    /// `keys` fingerprints their paths (without them no entry is ruled out), `keep` says whether what is decoded goes into the
-    /// manifest cache, and `metrics` whether the entries handed over carry their column
-    /// metrics. Must be called inside a tokio runtime; dropping the result stops the work.
+    /// `keys` fingerprints their paths (without them no entry is ruled out), `keep` says
+    /// whether what is decoded goes into the manifest cache, and `metrics` whether the entries
+    /// handed over carry their column metrics. Must be called inside a tokio runtime; dropping
+    /// the result stops the work.
     pub fn start(
         table: &Table,
         manifests: Vec<ManifestFile>,

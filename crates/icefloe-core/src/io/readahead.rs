@@ -34,7 +34,7 @@ use std::task::{Context, Poll};
 use arrow::array::BooleanArray;
 use arrow::record_batch::RecordBatch;
 use futures::stream::BoxStream;
-use futures::{StreamExt, TryStreamExt};
+use futures::StreamExt;
 use parquet::arrow::arrow_reader::RowSelectionPolicy;
 use parquet::arrow::ProjectionMask;
 use parquet::file::metadata::ParquetMetaData;
@@ -481,39 +481,36 @@ fn read_slice(
 }
 
 /// The rows of `batches` (the consecutive rows of a span of the data file `shown`, in order)
-/// that `keep` marks, one bit a row, in batches of whatever survived each; batches left
-/// without rows are dropped. More rows than bits is an error (the reader read another span
-/// than it was asked for).
+/// that `keep` marks, one bit a row, in batches of whatever survived each (possibly none:
+/// [`super::rebatch::rebatch`] drops those). More rows than bits is an error (the reader read
+/// another span than it was asked for).
 fn keep_rows(
     batches: impl futures::Stream<Item = crate::Result<RecordBatch>>,
     keep: arrow::buffer::BooleanBuffer,
     shown: String,
 ) -> impl futures::Stream<Item = crate::Result<RecordBatch>> {
     let mut at = 0usize;
-    batches
-        .map(move |batch| {
-            let batch = batch?;
-            let n = batch.num_rows();
-            if at + n > keep.len() {
-                return Err(crate::Error::data_file(
-                    &shown,
-                    format!(
-                        "a slice read {} rows where {} were selected",
-                        at + n,
-                        keep.len()
-                    ),
-                ));
-            }
-            let bits = keep.slice(at, n);
-            at += n;
-            if bits.count_set_bits() == n {
-                return Ok(batch);
-            }
-            arrow::compute::filter_record_batch(&batch, &BooleanArray::from(bits)).map_err(|e| {
-                crate::Error::data_file(&shown, format!("filtering deleted rows: {e}"))
-            })
-        })
-        .try_filter(|b| std::future::ready(b.num_rows() > 0))
+    batches.map(move |batch| {
+        let batch = batch?;
+        let n = batch.num_rows();
+        if at + n > keep.len() {
+            return Err(crate::Error::data_file(
+                &shown,
+                format!(
+                    "a slice read {} rows where {} were selected",
+                    at + n,
+                    keep.len()
+                ),
+            ));
+        }
+        let bits = keep.slice(at, n);
+        at += n;
+        if bits.count_set_bits() == n {
+            return Ok(batch);
+        }
+        arrow::compute::filter_record_batch(&batch, &BooleanArray::from(bits))
+            .map_err(|e| crate::Error::data_file(&shown, format!("filtering deleted rows: {e}")))
+    })
 }
 
 #[cfg(test)]

@@ -20,11 +20,7 @@ const MASK_BELOW_AVERAGE_RUN: u64 = 32;
 /// the first run cost one skip either way (a bitmap's leading skip), and rows after the last
 /// one are never read.
 pub(crate) fn selection(runs: &[(u64, u64)], num_rows: u64) -> (RowSelection, RowSelectionPolicy) {
-    let span = match (runs.first(), runs.last()) {
-        (Some(&(first, _)), Some(&(start, len))) => start + len - first,
-        _ => 0,
-    };
-    if (runs.len() as u64).saturating_mul(MASK_BELOW_AVERAGE_RUN) > span {
+    if bitmap_span(runs).is_some() {
         return (
             RowSelection::from_boolean_buffer(run_mask(runs, num_rows)),
             RowSelectionPolicy::Mask,
@@ -59,11 +55,7 @@ pub(crate) fn span_filter(
     runs: &[(u64, u64)],
     num_rows: u64,
 ) -> Option<(RowSelection, arrow::buffer::BooleanBuffer)> {
-    let (first, last) = (runs.first()?, runs.last()?);
-    let (lo, hi) = (first.0, last.0 + last.1);
-    if (runs.len() as u64).saturating_mul(MASK_BELOW_AVERAGE_RUN) <= hi - lo {
-        return None;
-    }
+    let (lo, hi) = bitmap_span(runs)?;
     let shifted: Vec<(u64, u64)> = runs.iter().map(|&(s, l)| (s - lo, l)).collect();
     let sel = [
         RowSelector::skip(lo as usize),
@@ -72,6 +64,13 @@ pub(crate) fn span_filter(
     ];
     let sel: Vec<RowSelector> = sel.into_iter().filter(|s| s.row_count > 0).collect();
     Some((RowSelection::from(sel), run_mask(&shifted, hi - lo)))
+}
+
+/// The rows from the first position of `runs` to past the last, when the runs are short
+/// enough on average over them to be read as a bitmap (`None` for selectors, or no runs).
+fn bitmap_span(runs: &[(u64, u64)]) -> Option<(u64, u64)> {
+    let (lo, hi) = (runs.first()?.0, runs.last().map(|&(s, l)| s + l)?);
+    ((runs.len() as u64).saturating_mul(MASK_BELOW_AVERAGE_RUN) > hi - lo).then_some((lo, hi))
 }
 
 /// A bitmap of `num_rows` bits (Arrow's order: bit `i` is bit `i % 8` of byte `i / 8`) set at

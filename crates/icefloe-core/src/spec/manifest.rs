@@ -243,10 +243,18 @@ pub struct ManifestEntries<'a> {
     count: u64,
     left: u64,
     done: bool,
-    /// Whether a file with these partition values may be wanted (its metrics decoded).
-    wanted: Option<PartitionFilter<'a>>,
-    /// Whether no entry's metrics are wanted ([`ManifestEntries::without_metrics`]).
-    no_metrics: bool,
+    /// Which entries' column metrics are decoded.
+    metrics_of: MetricsOf<'a>,
+}
+
+/// Which entries of a [`ManifestEntries`] come with their column metrics.
+enum MetricsOf<'a> {
+    Every,
+    /// Those whose partition values the filter admits
+    /// ([`ManifestEntries::with_partition_filter`]).
+    Admitted(PartitionFilter<'a>),
+    /// None ([`ManifestEntries::without_metrics`]).
+    None,
 }
 
 /// Says whether a file with the given partition values (in partition spec field order) may
@@ -312,8 +320,7 @@ impl<'a> ManifestEntries<'a> {
             count: 0,
             left: 0,
             done: false,
-            wanted: None,
-            no_metrics: false,
+            metrics_of: MetricsOf::Every,
         })
     }
 
@@ -323,7 +330,7 @@ impl<'a> ManifestEntries<'a> {
     /// that rules files out by their partition values, before their metrics are decoded;
     /// every other field, and so every rule of the entry, is read as without it.
     pub fn with_partition_filter(mut self, wanted: PartitionFilter<'a>) -> ManifestEntries<'a> {
-        self.wanted = Some(wanted);
+        self.metrics_of = MetricsOf::Admitted(wanted);
         self
     }
 
@@ -332,7 +339,7 @@ impl<'a> ManifestEntries<'a> {
     /// (which is a large share of the decoding of a listing). Entries whose partition tuple is
     /// not a record still come with their metrics, as with that filter.
     pub fn without_metrics(mut self) -> ManifestEntries<'a> {
-        self.no_metrics = true;
+        self.metrics_of = MetricsOf::None;
         self
     }
 
@@ -349,16 +356,16 @@ impl<'a> ManifestEntries<'a> {
             if self.left > 0 {
                 let mut c = Cursor::new(&self.block[self.at..]);
                 let (types, projection) = (self.partition_types, self.projection.as_deref());
-                let (wanted, no_metrics) = (self.wanted.as_deref(), self.no_metrics);
-                let mut wants_metrics = |p: Option<&[apache_avro::types::Value]>| match (wanted, p)
-                {
-                    // A tuple that is not a record is read with its metrics, as by a filter.
-                    _ if no_metrics => p.is_none(),
-                    (Some(wanted), Some(p)) => {
-                        partition_literals(p, projection, types).is_none_or(|p| wanted(&p))
-                    }
-                    _ => true,
-                };
+                let metrics_of = &self.metrics_of;
+                let mut wants_metrics =
+                    |p: Option<&[apache_avro::types::Value]>| match (metrics_of, p) {
+                        (MetricsOf::Admitted(wanted), Some(p)) => {
+                            partition_literals(p, projection, types).is_none_or(|p| wanted(&p))
+                        }
+                        // A tuple that is not a record is read with its metrics, as by a filter.
+                        (MetricsOf::None, p) => p.is_none(),
+                        _ => true,
+                    };
                 let raw = self
                     .reader
                     .read(&mut c, &mut wants_metrics)

@@ -181,9 +181,11 @@ impl LiveFiles {
         let key = key.unwrap_or_else(|| self.keys.key(&f.file_path));
         self.fingerprint(key, &f.file_path, f.record_count)?;
         let err = |r: String| crate::Error::manifest(&self.list, r);
-        let named = match self.named.is_empty() {
-            true => None,
-            false => self.named.get_mut(&f.file_path),
+        // The fingerprint says whether a delete file may name it (the path is hashed again
+        // only then).
+        let named = match self.keys.is_named(key) {
+            false => None,
+            true => self.named.get_mut(&f.file_path),
         };
         if let Some(deletes) = named {
             let partition = f.partition_key();
